@@ -1,0 +1,256 @@
+package acp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// Kind is the kind of a JSON-RPC 2.0 message (JSON-RPC 2.0 §4, §5).
+type Kind uint8
+
+const (
+	// KindRequest has a method and an id and wants a response.
+	KindRequest Kind = iota + 1
+	// KindNotification has a method and no id; it never gets a response.
+	KindNotification
+	// KindResponse has an id and exactly one of result or error.
+	KindResponse
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindRequest:
+		return "request"
+	case KindNotification:
+		return "notification"
+	case KindResponse:
+		return "response"
+	}
+	return "invalid"
+}
+
+// Span is a byte range [Start, End) of a line. The zero Span is absent.
+type Span struct{ Start, End int }
+
+// Present reports whether the member was in the message.
+func (s Span) Present() bool { return s.End > s.Start }
+
+// Envelope is the parsed JSON-RPC 2.0 envelope of one message. Spans point
+// into the line it was parsed from, which must not change while they are used.
+// The payload (params, result, error) is located, never decoded.
+type Envelope struct {
+	Kind   Kind
+	Method string // requests and notifications
+	ID     Span   // raw id value: a JSON string, number or null
+	Params Span
+	Result Span
+	Error  Span
+}
+
+// ErrNotJSON reports a line that is not one valid JSON value. The bridge
+// logs such agent output and never forwards it (ACP transports: the agent
+// MUST NOT write anything but ACP messages to stdout).
+var ErrNotJSON = errors.New("not a JSON value")
+
+// Parse locates the envelope members of one NDJSON line (without its
+// newline). It returns ErrNotJSON when line is not valid JSON, and an error
+// wrapping ErrInvalidRequest when it is JSON but not a JSON-RPC 2.0 message:
+// not an object, a duplicate envelope member, a method that is not a
+// string, an id that is not a string, number or null, both method and
+// result/error, or a response with both or neither of result and error.
+// Safe for concurrent use; allocates only for escaped member names.
+func Parse(line []byte) (Envelope, error) {
+	var env Envelope
+	if !json.Valid(line) {
+		return env, ErrNotJSON
+	}
+	i := skipSpace(line, 0)
+	if line[i] != '{' {
+		return env, fmt.Errorf("%w: message is not an object", ErrInvalidRequest)
+	}
+	i = skipSpace(line, i+1)
+	var method, jsonrpc Span
+	for line[i] != '}' {
+		kEnd := skipString(line, i)
+		key := line[i+1 : kEnd-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			var s string
+			_ = json.Unmarshal(line[i:kEnd], &s) // valid by json.Valid
+			key = []byte(s)
+		}
+		i = skipSpace(line, kEnd)
+		i = skipSpace(line, i+1) // ':'
+		vEnd := skipValue(line, i)
+		v := Span{i, vEnd}
+		var dst *Span
+		switch string(key) {
+		case "id":
+			dst = &env.ID
+		case "method":
+			dst = &method
+		case "params":
+			dst = &env.Params
+		case "result":
+			dst = &env.Result
+		case "error":
+			dst = &env.Error
+		case "jsonrpc":
+			dst = &jsonrpc
+		}
+		if dst != nil {
+			if dst.Present() {
+				return env, fmt.Errorf("%w: duplicate member %q", ErrInvalidRequest, key)
+			}
+			*dst = v
+		}
+		i = skipSpace(line, vEnd)
+		if line[i] == ',' {
+			i = skipSpace(line, i+1)
+		}
+	}
+	return env, env.classify(line, method)
+}
+
+func (env *Envelope) classify(line []byte, method Span) error {
+	if env.ID.Present() {
+		switch line[env.ID.Start] {
+		case '"', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		default:
+			return fmt.Errorf("%w: id must be a string, number or null", ErrInvalidRequest)
+		}
+	}
+	hasResult, hasError := env.Result.Present(), env.Error.Present()
+	if method.Present() {
+		if line[method.Start] != '"' {
+			return fmt.Errorf("%w: method must be a string", ErrInvalidRequest)
+		}
+		if hasResult || hasError {
+			return fmt.Errorf("%w: message has both method and result or error", ErrInvalidRequest)
+		}
+		m := line[method.Start+1 : method.End-1]
+		if bytes.IndexByte(m, '\\') >= 0 {
+			_ = json.Unmarshal(line[method.Start:method.End], &env.Method)
+		} else {
+			env.Method = string(m)
+		}
+		env.Kind = KindNotification
+		if env.ID.Present() {
+			env.Kind = KindRequest
+		}
+		return nil
+	}
+	if !env.ID.Present() {
+		return fmt.Errorf("%w: message has neither method nor id", ErrInvalidRequest)
+	}
+	if hasResult == hasError {
+		return fmt.Errorf("%w: response must have exactly one of result and error", ErrInvalidRequest)
+	}
+	env.Kind = KindResponse
+	return nil
+}
+
+// Bytes returns the bytes of s in line, or nil when s is absent.
+func (s Span) Bytes(line []byte) []byte {
+	if !s.Present() {
+		return nil
+	}
+	return line[s.Start:s.End]
+}
+
+// WithID returns a new line equal to line except that the id value at span
+// is replaced by id (raw JSON). Every other byte is kept as it was.
+func WithID(line []byte, span Span, id []byte) []byte {
+	out := make([]byte, 0, len(line)-(span.End-span.Start)+len(id)+1)
+	out = append(out, line[:span.Start]...)
+	out = append(out, id...)
+	return append(out, line[span.End:]...)
+}
+
+// IDKey returns a map key for a raw id that is equal for ids that JSON-RPC
+// peers treat as equal: numbers are compared by value when they are
+// integers (so 7, 7.0 and 7e0 match), strings by their decoded text.
+func IDKey(raw []byte) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	if raw[0] == '"' {
+		if bytes.IndexByte(raw, '\\') < 0 {
+			return "s" + string(raw[1:len(raw)-1])
+		}
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return "s" + s
+		}
+		return "r" + string(raw)
+	}
+	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+		return "n" + strconv.FormatInt(n, 10)
+	}
+	if f, err := strconv.ParseFloat(string(raw), 64); err == nil && f == float64(int64(f)) {
+		return "n" + strconv.FormatInt(int64(f), 10)
+	}
+	return "r" + string(raw)
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at b[i] == '"'.
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return i
+}
+
+// skipValue returns the index after the JSON value starting at b[i]. b must
+// be valid JSON (checked by json.Valid first).
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	for i < len(b) {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return i
+		}
+		i++
+	}
+	return i
+}

@@ -1,0 +1,98 @@
+// Command acpmux sits between one ACP agent and many hosts: an IDE over
+// stdio, remote hosts over WebSocket, scripts over stream-json, and a
+// durable decisions API. See README.md and docs/.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// stdio is the standard streams a command uses; tests pass their own.
+type stdio struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+// command is one subcommand. run returns the process exit status.
+type command struct {
+	name    string
+	summary string
+	hidden  bool
+	run     func(args []string, s stdio) int
+}
+
+var commands = map[string]command{}
+
+// register adds a subcommand; each command's file calls it from init.
+func register(c command) { commands[c.name] = c }
+
+func main() {
+	os.Exit(Main(os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr}))
+}
+
+// Main runs acpmux with args (without the program name) and returns the exit
+// status: 0 success, 2 usage error, otherwise the command's own status.
+func Main(args []string, s stdio) int {
+	if len(args) == 0 {
+		usage(s.err)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		usage(s.out)
+		return 0
+	case "-version", "--version", "version":
+		fmt.Fprintln(s.out, "acpmux", version)
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(s.err, "acpmux: unknown command %q\n\n", args[0])
+		usage(s.err)
+		return 2
+	}
+	return c.run(args[1:], s)
+}
+
+var version = "0.1.0-dev"
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `acpmux - one ACP agent, many hosts: relay, confirmations, plan-mode gate
+
+Usage:
+  acpmux <command> [flags] [-- AGENT [ARGS...]]
+
+Commands:
+`)
+	names := make([]string, 0, len(commands))
+	for n, c := range commands {
+		if !c.hidden {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprint(w, `
+Run 'acpmux <command> --help' for the flags of one command.
+Logs go to stderr; in 'run' mode stdout carries only ACP messages.
+Documentation: docs/ in the source tree (docs/README.md is the index).
+`)
+}
+
+// splitDashDash splits args at the first "--": flags before, agent argv after.
+func splitDashDash(args []string) (flags, argv []string, found bool) {
+	for i, a := range args {
+		if a == "--" {
+			return args[:i], args[i+1:], true
+		}
+	}
+	return args, nil, false
+}
+
+var _ = strings.TrimSpace
