@@ -1,0 +1,90 @@
+package acp
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Member returns the span of the value of member name in the JSON object
+// that obj (a part of a valid JSON text, such as Envelope.Params.Bytes)
+// holds, or the zero Span when obj is not an object or has no such member.
+// The span is relative to obj. With duplicate members the first wins; the
+// bridge only uses Member for routing and display, never to read an answer.
+func Member(obj []byte, name string) Span {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return Span{}
+	}
+	i = skipSpace(obj, i+1)
+	for i < len(obj) && obj[i] == '"' {
+		kEnd := skipString(obj, i)
+		key := obj[i+1 : kEnd-1]
+		match := string(key) == name
+		if !match && bytes.IndexByte(key, '\\') >= 0 {
+			var s string
+			match = json.Unmarshal(obj[i:kEnd], &s) == nil && s == name
+		}
+		i = skipSpace(obj, kEnd)
+		i = skipSpace(obj, i+1)
+		vEnd := skipValue(obj, i)
+		if match {
+			return Span{i, vEnd}
+		}
+		i = skipSpace(obj, vEnd)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+	return Span{}
+}
+
+// MemberBytes is Member returning the value's bytes (nil when absent).
+func MemberBytes(obj []byte, name string) []byte { return Member(obj, name).Bytes(obj) }
+
+// StringValue decodes raw when it is a JSON string; ok is false otherwise.
+func StringValue(raw []byte) (s string, ok bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	return s, json.Unmarshal(raw, &s) == nil
+}
+
+// MemberString returns the string value of member name of obj, or "".
+func MemberString(obj []byte, name string) string {
+	s, _ := StringValue(MemberBytes(obj, name))
+	return s
+}
+
+// OnlyMembers reports whether obj is a JSON object whose members are all
+// among names (some may be absent).
+func OnlyMembers(obj []byte, names ...string) bool {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return false
+	}
+	i = skipSpace(obj, i+1)
+	for i < len(obj) && obj[i] == '"' {
+		kEnd := skipString(obj, i)
+		key := obj[i+1 : kEnd-1]
+		ok := false
+		for _, n := range names {
+			if string(key) == n {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+		i = skipSpace(obj, kEnd)
+		i = skipSpace(obj, i+1)
+		i = skipSpace(obj, skipValue(obj, i))
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+	return true
+}

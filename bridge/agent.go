@@ -1,0 +1,118 @@
+package bridge
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Agent is the ACP agent subprocess. It runs in its own process group so
+// that shutdown reaches every process it started (shell wrappers included).
+type Agent struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	conn  Conn
+
+	waitOnce sync.Once
+	exited   chan struct{} // closed when the process has been reaped
+	state    *os.ProcessState
+	waitErr  error
+}
+
+// AgentOptions configure StartAgent.
+type AgentOptions struct {
+	// Argv is the agent command and its arguments; Argv[0] is looked up in PATH.
+	Argv []string
+	// Dir is the working directory; "" is acpmux's own.
+	Dir string
+	// Env is the environment; nil inherits acpmux's.
+	Env []string
+	// Stderr receives the agent's stderr unchanged; nil discards it.
+	Stderr io.Writer
+	// MaxLineBytes caps one message read from the agent's stdout
+	// (DefaultMaxLineBytes when 0).
+	MaxLineBytes int
+}
+
+// StartAgent starts the agent process with pipes on stdin and stdout. The
+// error says which command could not be started and why.
+func StartAgent(opts AgentOptions) (*Agent, error) {
+	if len(opts.Argv) == 0 {
+		return nil, errors.New("start agent: no agent command given")
+	}
+	cmd := exec.Command(opts.Argv[0], opts.Argv[1:]...)
+	cmd.Dir, cmd.Env, cmd.Stderr = opts.Dir, opts.Env, opts.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("start agent: %w", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("start agent: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start agent %q: %w", opts.Argv[0], err)
+	}
+	a := &Agent{cmd: cmd, stdin: stdin, exited: make(chan struct{})}
+	a.conn = NewNDJSONConn(stdout, stdin, stdin, opts.MaxLineBytes)
+	return a, nil
+}
+
+// Pid returns the agent's process id (also its process group id).
+func (a *Agent) Pid() int { return a.cmd.Process.Pid }
+
+// CloseStdin closes the agent's stdin: the ACP signal that the client left.
+func (a *Agent) CloseStdin() { a.conn.Close() }
+
+// Signal sends sig to the agent's whole process group.
+func (a *Agent) Signal(sig syscall.Signal) {
+	_ = syscall.Kill(-a.cmd.Process.Pid, sig)
+}
+
+// wait reaps the process once; later calls return at once.
+func (a *Agent) wait() {
+	a.waitOnce.Do(func() {
+		a.waitErr = a.cmd.Wait()
+		a.state = a.cmd.ProcessState
+		close(a.exited)
+	})
+}
+
+// Exited is closed once the process has been reaped (after Bridge.Run has
+// seen the agent's stdout close).
+func (a *Agent) Exited() <-chan struct{} { return a.exited }
+
+// Stop ends the agent: it waits grace for the process to exit by itself
+// (the caller has closed or is closing its stdin), then closes stdin and
+// sends SIGTERM to the process group, then after another grace SIGKILL. It
+// returns when the process has been reaped (wait runs elsewhere).
+func (a *Agent) Stop(grace time.Duration) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		select {
+		case <-a.exited:
+			return
+		case <-time.After(grace):
+			a.CloseStdin()
+			a.Signal(sig)
+		}
+	}
+	<-a.exited
+}
+
+// ExitCode returns the agent's exit status once it has exited: its code, or
+// 128+signal when a signal ended it, as a shell reports it.
+func (a *Agent) ExitCode() int {
+	if a.state == nil {
+		return 1
+	}
+	if ws, ok := a.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return a.state.ExitCode()
+}

@@ -1,0 +1,278 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// DefaultGracePeriod is how long the bridge waits for the agent to exit
+// after closing its stdin before it signals the process group.
+const DefaultGracePeriod = 3 * time.Second
+
+// Options configure a Bridge. The zero value works.
+type Options struct {
+	// MaxLineBytes caps one message from a host (DefaultMaxLineBytes when 0).
+	MaxLineBytes int
+	// GracePeriod is the wait between closing the agent's stdin, SIGTERM
+	// and SIGKILL on shutdown (DefaultGracePeriod when 0).
+	GracePeriod time.Duration
+	// ReplayMaxBytes bounds each session's replay log (DefaultReplayMaxBytes when 0).
+	ReplayMaxBytes int
+	// Logger receives the bridge's logs; nil discards them. Never stdout.
+	Logger *slog.Logger
+	// Permissions decides session/request_permission requests; nil forwards
+	// each one to the session's owning host, exactly once.
+	Permissions PermissionRouter
+}
+
+// Bridge relays one agent to many hosts. Create it with New, add hosts with
+// AddHost, then call Run.
+type Bridge struct {
+	opts  Options
+	log   *slog.Logger
+	agent *Agent
+	toAgt chan []byte // agent writer queue
+
+	hostWG sync.WaitGroup // host reader and writer goroutines
+	permWG sync.WaitGroup // permission goroutines
+	nextID atomic.Int64   // bridge ids of host → agent requests
+
+	mu        sync.Mutex // guards the fields below
+	hosts     []*Host
+	primary   *Host
+	calls     map[string]*call // bridge id key → host request in flight
+	sessions  map[string]*session
+	init      initState
+	agentGone bool
+	stopping  bool
+	// agentFailure is why the bridge stopped the agent, if it did.
+	agentFailure error
+
+	stats struct{ nonJSON, dropped atomic.Int64 }
+}
+
+// call is a host → agent request waiting for the agent's response.
+type call struct {
+	host    *Host
+	origID  []byte // the host's id bytes, restored on the response
+	hostKey string
+	method  string
+	session string // session/load, session/resume, session/prompt: params.sessionId
+	cwd     string // session/new, session/load: params.cwd
+}
+
+// session is what the bridge knows of one ACP session.
+type session struct {
+	id     string
+	cwd    string
+	owner  *Host // serves fs/* and terminal/*; created or loaded the session
+	hosts  []*Host
+	turn   *Host // host whose session/prompt is in flight, nil between turns
+	replay *replayLog
+}
+
+// initState caches the agent's initialize result for later hosts.
+type initState struct {
+	pending bool
+	result  []byte       // raw result of the first successful initialize
+	waiters []initWaiter // hosts whose initialize waits for the first one
+}
+
+type initWaiter struct {
+	host *Host
+	id   []byte
+}
+
+// New returns a bridge for agent. It starts nothing.
+func New(agent *Agent, opts Options) *Bridge {
+	if opts.GracePeriod <= 0 {
+		opts.GracePeriod = DefaultGracePeriod
+	}
+	if opts.MaxLineBytes <= 0 {
+		opts.MaxLineBytes = DefaultMaxLineBytes
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Bridge{
+		opts: opts, log: log, agent: agent,
+		toAgt:    make(chan []byte, 1024),
+		calls:    map[string]*call{},
+		sessions: map[string]*session{},
+	}
+}
+
+// AddHost connects h: its reader and writer goroutines start at once and
+// Run waits for them. The first host added is the primary host: it owns
+// sessions whose owner is unknown, and its end ends the bridge.
+func (b *Bridge) AddHost(h *Host) {
+	b.mu.Lock()
+	if b.primary == nil {
+		b.primary = h
+	}
+	b.hosts = append(b.hosts, h)
+	b.mu.Unlock()
+	b.hostWG.Add(2)
+	go func() { defer b.hostWG.Done(); h.writeLoop() }()
+	go func() { defer b.hostWG.Done(); b.readHost(h) }()
+	b.log.Debug("host connected", "host", h.ID)
+}
+
+// Run relays until the agent exits, the primary host leaves, or ctx is
+// done, and returns the agent's exit status (128+signal when a signal ended
+// it). Every pending host request is answered, every host's queue flushed,
+// and every goroutine it started has exited when it returns.
+func (b *Bridge) Run(ctx context.Context) int {
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { defer wg.Done(); b.agent.wait() }()
+	go func() { defer wg.Done(); b.writeAgent() }()
+	readDone := make(chan struct{})
+	go func() { defer wg.Done(); defer close(readDone); b.readAgent() }()
+
+	select {
+	case <-readDone:
+		// The agent closed its stdout: treat as its death.
+		select {
+		case <-b.agent.Exited():
+		case <-time.After(b.opts.GracePeriod):
+			b.log.Warn("agent closed stdout but is still running; stopping its process group", "pid", b.agent.Pid())
+			b.agent.Stop(b.opts.GracePeriod)
+		}
+	case <-b.primaryDone():
+		b.log.Info("host closed the connection; stopping agent", "host", b.primaryID(), "grace", b.opts.GracePeriod)
+		b.closeAgentInput()
+		b.agent.Stop(b.opts.GracePeriod)
+	case <-ctx.Done():
+		b.log.Info("stopping agent", "cause", context.Cause(ctx))
+		b.closeAgentInput()
+		b.agent.Signal(syscall.SIGTERM)
+		b.agent.Stop(b.opts.GracePeriod)
+	}
+	<-b.agent.Exited()
+	b.agent.Signal(syscall.SIGKILL) // anything the agent left in its process group
+	<-readDone
+	b.agentExited()
+	b.permWG.Wait()
+	wg.Wait()
+	b.closeHosts()
+	b.hostWG.Wait()
+	code := b.agent.ExitCode()
+	b.log.Debug("agent exited", "status", code, "non_json_lines", b.stats.nonJSON.Load(), "dropped", b.stats.dropped.Load())
+	return code
+}
+
+func (b *Bridge) primaryDone() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.primary == nil {
+		return nil
+	}
+	return b.primary.gone
+}
+
+func (b *Bridge) primaryID() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.primary == nil {
+		return ""
+	}
+	return b.primary.ID
+}
+
+// closeHosts flushes every host's queue and closes its connection.
+func (b *Bridge) closeHosts() {
+	b.mu.Lock()
+	b.stopping = true
+	hosts := append([]*Host(nil), b.hosts...)
+	b.mu.Unlock()
+	for _, h := range hosts {
+		h.finish()
+	}
+	for _, h := range hosts {
+		<-h.wdone
+		h.disconnect(errBridgeClosed)
+	}
+}
+
+var errBridgeClosed = errors.New("bridge closed")
+
+// writeAgent drains the agent queue in batches until the agent exits. A
+// nil message (closeAgentInput) closes the agent's stdin after everything
+// queued before it was written.
+func (b *Bridge) writeAgent() {
+	batch := make([][]byte, 0, 64)
+	for {
+		var m []byte
+		select {
+		case m = <-b.toAgt:
+		case <-b.agent.Exited():
+			return
+		}
+		batch = append(batch[:0], m)
+		for more := m != nil; more && len(batch) < 256; {
+			select {
+			case m = <-b.toAgt:
+				batch = append(batch, m)
+				more = m != nil
+			default:
+				more = false
+			}
+		}
+		closing := batch[len(batch)-1] == nil
+		if closing {
+			batch = batch[:len(batch)-1]
+		}
+		if err := b.agent.conn.WriteMessages(batch); err != nil {
+			b.log.Debug("write to agent failed", "err", err)
+			closing = true
+		}
+		clear(batch)
+		if closing {
+			b.agent.CloseStdin()
+			<-b.agent.Exited()
+			return
+		}
+	}
+}
+
+// closeAgentInput closes the agent's stdin once every message queued so far
+// has been written to it.
+func (b *Bridge) closeAgentInput() {
+	select {
+	case b.toAgt <- nil:
+	case <-b.agent.Exited():
+	case <-time.After(b.opts.GracePeriod):
+		b.agent.CloseStdin() // the agent does not read its stdin
+	}
+}
+
+// toAgent queues msg for the agent; it reports false once the agent is gone.
+func (b *Bridge) toAgent(msg []byte) bool {
+	b.mu.Lock()
+	gone := b.agentGone
+	b.mu.Unlock()
+	if gone {
+		return false
+	}
+	select {
+	case b.toAgt <- msg:
+		return true
+	case <-b.agent.Exited():
+		return false
+	}
+}
+
+// mintBridgeID returns a fresh id for a host → agent request and its key.
+func (b *Bridge) mintBridgeID() ([]byte, string) {
+	n := b.nextID.Add(1)
+	return strconv.AppendInt(nil, n, 10), "n" + strconv.FormatInt(n, 10)
+}

@@ -1,0 +1,96 @@
+package bridge
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// Conn carries whole JSON-RPC messages to and from one peer. ReadMessage
+// returns one message without framing, in a slice the caller owns; it is
+// called from one goroutine only. WriteMessages writes a batch of messages
+// in order, each as one frame, and is called from one goroutine only. Close
+// unblocks both and may be called more than once.
+type Conn interface {
+	ReadMessage() ([]byte, error)
+	WriteMessages(msgs [][]byte) error
+	Close() error
+}
+
+// ndjsonConn is a Conn over newline-delimited JSON (ACP stdio transport).
+type ndjsonConn struct {
+	lr     *lineReader
+	w      *bufio.Writer
+	closer io.Closer
+	once   sync.Once
+}
+
+// NewNDJSONConn returns a Conn that reads lines of at most maxLineBytes from
+// r and writes newline-terminated messages to w. closer (may be nil) is
+// closed by Close, for example the pipe or file under w.
+func NewNDJSONConn(r io.Reader, w io.Writer, closer io.Closer, maxLineBytes int) Conn {
+	return &ndjsonConn{lr: newLineReader(r, maxLineBytes), w: bufio.NewWriterSize(w, 64<<10), closer: closer}
+}
+
+func (c *ndjsonConn) ReadMessage() ([]byte, error) { return c.lr.next() }
+
+// WriteMessages writes msgs, each followed by "\n", and flushes once.
+func (c *ndjsonConn) WriteMessages(msgs [][]byte) error {
+	for _, m := range msgs {
+		if _, err := c.w.Write(m); err != nil {
+			return err
+		}
+		if err := c.w.WriteByte('\n'); err != nil {
+			return err
+		}
+	}
+	return c.w.Flush()
+}
+
+func (c *ndjsonConn) Close() error {
+	var err error
+	c.once.Do(func() {
+		if c.closer != nil {
+			err = c.closer.Close()
+		}
+	})
+	return err
+}
+
+// ObjectStream adapts a Conn to jsonrpc2.ObjectStream, so that the
+// sourcegraph/jsonrpc2 Conn can speak over any acpmux transport (used by the
+// demo host and tests). ReadObject decodes one message into v; WriteObject
+// encodes obj as one message.
+type ObjectStream struct {
+	C  Conn
+	mu sync.Mutex // guards writes
+}
+
+var _ jsonrpc2.ObjectStream = (*ObjectStream)(nil)
+
+// WriteObject implements jsonrpc2.ObjectStream.
+func (s *ObjectStream) WriteObject(obj interface{}) error {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return fmt.Errorf("encode message: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.C.WriteMessages([][]byte{b})
+}
+
+// ReadObject implements jsonrpc2.ObjectStream.
+func (s *ObjectStream) ReadObject(v interface{}) error {
+	b, err := s.C.ReadMessage()
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+// Close implements jsonrpc2.ObjectStream.
+func (s *ObjectStream) Close() error { return s.C.Close() }

@@ -1,0 +1,166 @@
+package bridge
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// DefaultHostQueueLen is the default number of messages a host's writer
+// queue holds before a remote host is disconnected as too slow.
+const DefaultHostQueueLen = 4096
+
+// ErrHostTooSlow is the cause recorded for a host disconnected because its
+// bounded writer queue was full.
+var ErrHostTooSlow = errors.New("host too slow: writer queue full")
+
+// Host is one connected client of the bridge (an IDE over stdio, a web
+// page or remote client over WebSocket, a script). It owns one reader and
+// one writer goroutine, both started and waited for by Bridge.Run.
+//
+// A Host with Blocking set (the stdio IDE that launched acpmux) applies
+// backpressure to the agent when its queue is full, as a direct pipe would;
+// any other host whose queue is full is disconnected with ErrHostTooSlow.
+type Host struct {
+	// ID names the host in logs, the journal and resolved notices.
+	ID string
+	// Blocking makes a full queue wait instead of disconnecting the host.
+	Blocking bool
+
+	conn  Conn
+	queue chan []byte
+	gone  chan struct{} // closed when the host is disconnected
+	flush chan struct{} // closed to ask the writer to drain and stop
+	wdone chan struct{} // closed when the writer has stopped
+
+	goneOnce, flushOnce sync.Once
+	cause               atomic.Value // error: why the host is gone
+
+	nextID atomic.Int64 // ids of agent → host requests, never reused
+
+	mu       sync.Mutex          // guards inflight, outgoing
+	inflight map[string]string   // host request id key → bridge id key
+	outgoing map[string]*outCall // host-side id key → the agent request it carries
+}
+
+// outCall is an agent → host request waiting for the host's response.
+type outCall struct {
+	agentID  []byte // the agent's raw id, restored on the response
+	method   string
+	decision string // for a presented permission request: the decision id
+}
+
+// NewHost returns a host over conn with a writer queue of queueLen
+// messages (DefaultHostQueueLen when queueLen <= 0). It starts nothing;
+// pass it to Bridge.AddHost.
+func NewHost(id string, conn Conn, blocking bool, queueLen int) *Host {
+	if queueLen <= 0 {
+		queueLen = DefaultHostQueueLen
+	}
+	return &Host{
+		ID: id, Blocking: blocking, conn: conn,
+		queue:    make(chan []byte, queueLen),
+		gone:     make(chan struct{}),
+		flush:    make(chan struct{}),
+		wdone:    make(chan struct{}),
+		inflight: map[string]string{},
+		outgoing: map[string]*outCall{},
+	}
+}
+
+// Done is closed when the host has been disconnected.
+func (h *Host) Done() <-chan struct{} { return h.gone }
+
+// Err returns why the host was disconnected, or nil while it is connected.
+func (h *Host) Err() error {
+	if err, ok := h.cause.Load().(error); ok {
+		return err
+	}
+	return nil
+}
+
+// send queues msg for the host. It reports false when the host is gone or,
+// for a non-blocking host, was just disconnected because its queue is full.
+func (h *Host) send(msg []byte) bool {
+	if h.Blocking {
+		select {
+		case h.queue <- msg:
+			return true
+		case <-h.gone:
+			return false
+		}
+	}
+	select {
+	case <-h.gone:
+		return false
+	default:
+	}
+	select {
+	case h.queue <- msg:
+		return true
+	default:
+		h.disconnect(ErrHostTooSlow)
+		return false
+	}
+}
+
+// disconnect marks the host gone with cause and closes its connection.
+func (h *Host) disconnect(cause error) {
+	h.goneOnce.Do(func() {
+		h.cause.Store(cause)
+		close(h.gone)
+		h.conn.Close()
+	})
+}
+
+// finish asks the writer to write what is queued, then stop.
+func (h *Host) finish() { h.flushOnce.Do(func() { close(h.flush) }) }
+
+// writeLoop drains the queue in batches until the host is gone or finish
+// was called and the queue is empty.
+func (h *Host) writeLoop() {
+	defer close(h.wdone)
+	batch := make([][]byte, 0, 64)
+	for {
+		select {
+		case m := <-h.queue:
+			batch = append(batch[:0], m)
+			batch = h.drain(batch)
+			if err := h.conn.WriteMessages(batch); err != nil {
+				h.disconnect(err)
+				return
+			}
+			clear(batch)
+		case <-h.gone:
+			return
+		case <-h.flush:
+			batch = h.drain(batch[:0])
+			if len(batch) > 0 {
+				if err := h.conn.WriteMessages(batch); err != nil {
+					h.disconnect(err)
+				}
+			}
+			return
+		}
+	}
+}
+
+func (h *Host) drain(batch [][]byte) [][]byte {
+	for len(batch) < 256 {
+		select {
+		case m := <-h.queue:
+			batch = append(batch, m)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// mintID returns a fresh id for an agent → host request, as raw JSON, and
+// its map key.
+func (h *Host) mintID() ([]byte, string) {
+	n := h.nextID.Add(1)
+	return strconv.AppendInt(nil, n, 10), "n" + strconv.FormatInt(n, 10)
+}

@@ -1,0 +1,97 @@
+package bridge
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// DefaultMaxLineBytes is the default cap on one NDJSON message: 64 MiB,
+// the size the wider ACP ecosystem settled on (reference/acp.md §4 #10).
+const DefaultMaxLineBytes = 64 << 20
+
+// ErrLineTooLong reports an NDJSON line longer than the reader's cap. The
+// rest of the line is discarded; reading may continue with the next line.
+var ErrLineTooLong = errors.New("line too long")
+
+// lineReader reads newline-delimited messages of at most max bytes.
+type lineReader struct {
+	r   *bufio.Reader
+	max int
+}
+
+func newLineReader(r io.Reader, max int) *lineReader {
+	if max <= 0 {
+		max = DefaultMaxLineBytes
+	}
+	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// next returns the next non-empty line without its "\n" (and "\r\n"), in a
+// fresh slice the caller owns. A line over the cap returns an error wrapping
+// ErrLineTooLong after discarding it; io.EOF ends the stream (a final line
+// without newline is still returned first).
+func (lr *lineReader) next() ([]byte, error) {
+	for {
+		line, err := lr.read()
+		if err != nil && (len(line) == 0 || !errors.Is(err, io.EOF)) {
+			return nil, err
+		}
+		line = trimEOL(line)
+		if len(line) > 0 {
+			return line, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (lr *lineReader) read() ([]byte, error) {
+	frag, err := lr.r.ReadSlice('\n')
+	if err == nil || !errors.Is(err, bufio.ErrBufferFull) {
+		out := make([]byte, len(frag))
+		copy(out, frag)
+		return out, err
+	}
+	buf := append(make([]byte, 0, 2*len(frag)), frag...)
+	for {
+		frag, err = lr.r.ReadSlice('\n')
+		if len(buf)+len(frag) > lr.max+2 { // allow for "\r\n"
+			size := len(buf) + len(frag)
+			buf = nil
+			if errors.Is(err, bufio.ErrBufferFull) {
+				size += lr.discard()
+			}
+			return nil, fmt.Errorf("%w: %d bytes or more, the cap is %d (--max-line-bytes)", ErrLineTooLong, size, lr.max)
+		}
+		buf = append(buf, frag...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return buf, err
+		}
+	}
+}
+
+// discard skips to the end of the current line and returns how many bytes
+// it skipped.
+func (lr *lineReader) discard() int {
+	n := 0
+	for {
+		frag, err := lr.r.ReadSlice('\n')
+		n += len(frag)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return n
+		}
+	}
+}
+
+func trimEOL(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+		if n := len(b); n > 0 && b[n-1] == '\r' {
+			b = b[:n-1]
+		}
+	}
+	return b
+}

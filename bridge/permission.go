@@ -1,0 +1,146 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/acpmux/acpmux/acp"
+)
+
+// PermissionRouter decides the agent's session/request_permission requests
+// (the confirmation broker). The bridge calls Ask on a goroutine of its own
+// per request and answers the agent with what Ask returns; the other
+// methods report events it sees. Implementations must be safe for
+// concurrent use.
+type PermissionRouter interface {
+	// Ask decides one request and returns the raw JSON result the bridge
+	// sends to the agent, or an error the bridge turns into a JSON-RPC
+	// error response (acp.AsError). It blocks until decided.
+	Ask(ctx context.Context, req PermissionRequest) (json.RawMessage, error)
+	// HostAnswered reports host h's response (result or error object, raw)
+	// to its copy of decision.
+	HostAnswered(h *Host, decision string, result, errObj []byte)
+	// HostLeft reports that h disconnected while decision was presented to it.
+	HostLeft(h *Host, decision string)
+	// CancelSession closes every open decision of session sid as cancelled.
+	CancelSession(sid, reason string)
+	// CancelRequest closes the decision for the agent request with id key
+	// agentKey (acp.IDKey) because the agent cancelled it; it reports
+	// whether such a decision was open.
+	CancelRequest(agentKey string) bool
+	// ToolCallUpdate reports a tool_call or tool_call_update session update.
+	ToolCallUpdate(sid string, update []byte)
+	// AgentExited closes every open decision: the agent is gone.
+	AgentExited()
+}
+
+// PermissionRequest is one session/request_permission from the agent.
+type PermissionRequest struct {
+	// SessionID is params.sessionId.
+	SessionID string
+	// AgentKey is acp.IDKey of the agent's request id.
+	AgentKey string
+	// Params is the raw params, never re-encoded.
+	Params json.RawMessage
+	// Cwd is the session's working directory as the host gave it.
+	Cwd string
+	// Hosts are the hosts of the session when the request arrived, owner first.
+	Hosts []*Host
+	// Present sends the permission request with params to host h under a
+	// fresh id of h's and ties h's response to decision.
+	Present func(h *Host, decision string, params []byte) bool
+	// Withdraw tells h that its copy of decision is closed: a
+	// $/cancel_request for the id it was sent under, then notice (if not
+	// nil) as an "_acpmux/permission_resolved" notification.
+	Withdraw func(h *Host, decision string, notice []byte)
+}
+
+// askPermission runs one permission request through the router and answers
+// the agent.
+func (b *Bridge) askPermission(msg []byte, env acp.Envelope, agentID []byte, sid string) {
+	b.mu.Lock()
+	var hosts []*Host
+	var cwd string
+	if s := b.sessions[sid]; s != nil {
+		cwd = s.cwd
+		if s.owner != nil {
+			hosts = append(hosts, s.owner)
+		}
+		for _, h := range s.hosts {
+			if h != s.owner {
+				hosts = append(hosts, h)
+			}
+		}
+	} else if b.primary != nil {
+		hosts = append(hosts, b.primary)
+	}
+	b.mu.Unlock()
+	req := PermissionRequest{
+		SessionID: sid,
+		AgentKey:  acp.IDKey(agentID),
+		Params:    append(json.RawMessage(nil), env.Params.Bytes(msg)...),
+		Cwd:       cwd,
+		Hosts:     hosts,
+		Present: func(h *Host, decision string, params []byte) bool {
+			m := []byte(`{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":` + string(params) + `}`)
+			e, err := acp.Parse(m)
+			if err != nil {
+				return false
+			}
+			return b.sendRequest(h, m, e, agentID, decision)
+		},
+		Withdraw: b.withdraw,
+	}
+	result, err := b.opts.Permissions.Ask(context.Background(), req)
+	if err != nil {
+		b.replyAgentError(agentID, err)
+		return
+	}
+	b.toAgent(resultMessage(agentID, result))
+}
+
+// withdraw cancels h's copy of decision and sends the resolved notice.
+func (b *Bridge) withdraw(h *Host, decision string, notice []byte) {
+	h.mu.Lock()
+	var hid string
+	for k, oc := range h.outgoing {
+		if oc.decision == decision {
+			hid = k
+			delete(h.outgoing, k)
+		}
+	}
+	h.mu.Unlock()
+	if hid != "" {
+		h.send(notification(acp.MethodCancelRequest, fmt.Sprintf(`{"requestId":%s}`, idFromKey(hid))))
+	}
+	if notice != nil {
+		h.send(notification(MethodPermissionResolved, string(notice)))
+	}
+}
+
+// MethodPermissionResolved is acpmux's notification telling a host that a
+// permission request it was shown is closed: params
+// {"sessionId", "decisionId", "toolCallId", "status", "optionId"?,
+// "resolvedBy"?, "reason"?}. See docs/protocol.md.
+const MethodPermissionResolved = "_acpmux/permission_resolved"
+
+// permissions returns the router, or one that does nothing.
+func (b *Bridge) permissions() PermissionRouter {
+	if b.opts.Permissions != nil {
+		return b.opts.Permissions
+	}
+	return noRouter{}
+}
+
+type noRouter struct{}
+
+func (noRouter) Ask(context.Context, PermissionRequest) (json.RawMessage, error) {
+	return nil, acp.ErrInternal
+}
+func (noRouter) HostAnswered(*Host, string, []byte, []byte) {}
+func (noRouter) HostLeft(*Host, string)                     {}
+func (noRouter) CancelSession(string, string)               {}
+func (noRouter) CancelRequest(string) bool                  { return false }
+func (noRouter) ToolCallUpdate(string, []byte)              {}
+func (noRouter) AgentExited()                               {}

@@ -1,0 +1,302 @@
+package bridge
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/acpmux/acpmux/acp"
+)
+
+// readAgent reads agent messages until its stdout closes or a message is
+// over the cap (a protocol failure that stops the agent).
+func (b *Bridge) readAgent() {
+	for {
+		msg, err := b.agent.conn.ReadMessage()
+		if errors.Is(err, ErrLineTooLong) {
+			b.log.Error("agent message too large; stopping the agent", "err", err)
+			b.setAgentFailure(fmt.Errorf("agent message too large: %v", err))
+			b.agent.CloseStdin()
+			b.agent.Signal(syscall.SIGTERM)
+			return
+		}
+		if err != nil {
+			return
+		}
+		b.fromAgent(msg)
+	}
+}
+
+// fromAgent routes one agent message.
+func (b *Bridge) fromAgent(msg []byte) {
+	env, err := acp.Parse(msg)
+	if errors.Is(err, acp.ErrNotJSON) {
+		n := b.stats.nonJSON.Add(1)
+		b.log.Warn("agent wrote a non-JSON line to stdout; not forwarded", "line", truncate(msg, 200), "count", n)
+		return
+	}
+	if err != nil {
+		b.stats.dropped.Add(1)
+		b.log.Warn("agent wrote an invalid JSON-RPC message; not forwarded", "err", err, "line", truncate(msg, 200))
+		return
+	}
+	switch env.Kind {
+	case acp.KindResponse:
+		b.agentResponse(msg, env)
+	case acp.KindNotification:
+		b.agentNotification(msg, env)
+	case acp.KindRequest:
+		b.agentRequest(msg, env)
+	}
+}
+
+// agentResponse restores the host's id and sends the response to it.
+func (b *Bridge) agentResponse(msg []byte, env acp.Envelope) {
+	key := acp.IDKey(env.ID.Bytes(msg))
+	b.mu.Lock()
+	c := b.calls[key]
+	if c == nil {
+		b.mu.Unlock()
+		b.stats.dropped.Add(1)
+		b.log.Warn("agent answered an unknown request id; dropped", "id", string(env.ID.Bytes(msg)))
+		return
+	}
+	delete(b.calls, key)
+	var waiters []initWaiter
+	result := env.Result.Bytes(msg)
+	switch c.method {
+	case acp.MethodInitialize:
+		b.init.pending = false
+		if result != nil {
+			b.init.result = append([]byte(nil), result...)
+		}
+		waiters, b.init.waiters = b.init.waiters, nil
+	case acp.MethodSessionNew:
+		if sid := acp.MemberString(result, "sessionId"); sid != "" {
+			b.addSessionLocked(sid, c.cwd, c.host)
+		}
+	case acp.MethodSessionPrompt:
+		if s := b.sessions[c.session]; s != nil && s.turn == c.host {
+			s.turn = nil
+		}
+	}
+	b.mu.Unlock()
+	c.host.mu.Lock()
+	delete(c.host.inflight, c.hostKey)
+	c.host.mu.Unlock()
+
+	c.host.send(acp.WithID(msg, env.ID, c.origID))
+	for _, w := range waiters {
+		w.host.send(acp.WithID(msg, env.ID, w.id))
+	}
+}
+
+// agentNotification fans a notification out to the hosts of its session.
+func (b *Bridge) agentNotification(msg []byte, env acp.Envelope) {
+	params := env.Params.Bytes(msg)
+	if env.Method == acp.MethodCancelRequest {
+		b.agentCancel(params)
+		return
+	}
+	sid := acp.MemberString(params, "sessionId")
+	var update []byte
+	if env.Method == acp.MethodSessionUpdate {
+		update = acp.MemberBytes(params, "update")
+	}
+	b.mu.Lock()
+	hosts := b.hosts
+	if s := b.sessions[sid]; s != nil {
+		hosts = s.hosts
+		if update != nil {
+			s.replay.append(msg, params, update)
+		}
+	}
+	b.mu.Unlock()
+	if update != nil && b.opts.Permissions != nil {
+		switch acp.MemberString(update, "sessionUpdate") {
+		case "tool_call", "tool_call_update":
+			b.opts.Permissions.ToolCallUpdate(sid, update)
+		}
+	}
+	for _, h := range hosts {
+		h.send(msg)
+	}
+}
+
+// agentRequest routes an agent request: permission requests to the router,
+// everything else (fs/*, terminal/*, elicitation, extensions) to the one
+// host that owns the session.
+func (b *Bridge) agentRequest(msg []byte, env acp.Envelope) {
+	agentID := append([]byte(nil), env.ID.Bytes(msg)...)
+	sid := acp.MemberString(env.Params.Bytes(msg), "sessionId")
+	if env.Method == acp.MethodRequestPermission && b.opts.Permissions != nil {
+		b.permWG.Add(1)
+		go func() {
+			defer b.permWG.Done()
+			b.askPermission(msg, env, agentID, sid)
+		}()
+		return
+	}
+	b.forwardToOwner(msg, env, agentID, sid, "")
+}
+
+// forwardToOwner sends an agent request to the session's owning host (the
+// primary host when the session is unknown) under a fresh host id.
+func (b *Bridge) forwardToOwner(msg []byte, env acp.Envelope, agentID []byte, sid, decision string) {
+	b.mu.Lock()
+	h := b.primary
+	if s := b.sessions[sid]; s != nil && s.owner != nil {
+		h = s.owner
+	}
+	b.mu.Unlock()
+	if h == nil || !b.sendRequest(h, msg, env, agentID, decision) {
+		b.replyAgentError(agentID, fmt.Errorf("%w: %s", acp.ErrNoHost, env.Method))
+	}
+}
+
+// sendRequest sends an agent request to h under a fresh id of h's and
+// remembers how to map the response back. It reports false when h is gone.
+func (b *Bridge) sendRequest(h *Host, msg []byte, env acp.Envelope, agentID []byte, decision string) bool {
+	hid, hkey := h.mintID()
+	h.mu.Lock()
+	h.outgoing[hkey] = &outCall{agentID: agentID, method: env.Method, decision: decision}
+	h.mu.Unlock()
+	if h.send(acp.WithID(msg, env.ID, hid)) {
+		return true
+	}
+	h.mu.Lock()
+	delete(h.outgoing, hkey)
+	h.mu.Unlock()
+	return false
+}
+
+// agentCancel handles the agent's $/cancel_request for one of its own
+// requests: a permission request goes to the router; a request forwarded to
+// a host is cancelled there under that host's id.
+func (b *Bridge) agentCancel(params []byte) {
+	rid := acp.MemberBytes(params, "requestId")
+	if rid == nil {
+		return
+	}
+	akey := acp.IDKey(rid)
+	if b.opts.Permissions != nil && b.opts.Permissions.CancelRequest(akey) {
+		return
+	}
+	b.mu.Lock()
+	hosts := b.hosts
+	b.mu.Unlock()
+	for _, h := range hosts {
+		h.mu.Lock()
+		var hid string
+		for k, oc := range h.outgoing {
+			if acp.IDKey(oc.agentID) == akey && oc.decision == "" {
+				hid = k
+			}
+		}
+		h.mu.Unlock()
+		if hid != "" {
+			h.send(notification(acp.MethodCancelRequest, `{"requestId":`+idFromKey(hid)+`}`))
+		}
+	}
+}
+
+// agentExited answers every host request still waiting for the agent and
+// closes every open confirmation.
+func (b *Bridge) agentExited() {
+	b.mu.Lock()
+	b.agentGone = true
+	calls := b.calls
+	b.calls = map[string]*call{}
+	waiters := b.init.waiters
+	b.init.waiters = nil
+	cause := b.agentFailure
+	b.mu.Unlock()
+	errExit := error(acp.ErrAgentExited)
+	if cause != nil {
+		errExit = fmt.Errorf("%w: %v", acp.ErrAgentExited, cause)
+	}
+	for _, c := range calls {
+		b.replyError(c.host, c.origID, errExit)
+	}
+	for _, w := range waiters {
+		b.replyError(w.host, w.id, errExit)
+	}
+	if b.opts.Permissions != nil {
+		b.opts.Permissions.AgentExited()
+	}
+}
+
+func (b *Bridge) setAgentFailure(err error) {
+	b.mu.Lock()
+	b.agentFailure = err
+	b.mu.Unlock()
+}
+
+// completeCall forgets a host request that could not be sent.
+func (b *Bridge) completeCall(bkey string) {
+	b.mu.Lock()
+	c := b.calls[bkey]
+	delete(b.calls, bkey)
+	b.mu.Unlock()
+	if c != nil {
+		c.host.mu.Lock()
+		delete(c.host.inflight, c.hostKey)
+		c.host.mu.Unlock()
+	}
+}
+
+// replyError sends a JSON-RPC error response with id (null when nil) to h.
+func (b *Bridge) replyError(h *Host, id []byte, err error) {
+	h.send(errorMessage(id, err))
+}
+
+// replyAgentError answers an agent request with an error.
+func (b *Bridge) replyAgentError(agentID []byte, err error) {
+	b.toAgent(errorMessage(agentID, err))
+}
+
+// errorMessage encodes a JSON-RPC error response (JSON-RPC 2.0 §5).
+func errorMessage(id []byte, err error) []byte {
+	if id == nil {
+		id = []byte("null")
+	}
+	e, _ := json.Marshal(acp.AsError(err))
+	return []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":` + string(e) + `}`)
+}
+
+// resultMessage builds a JSON-RPC success response from raw result bytes.
+func resultMessage(id, result []byte) []byte {
+	return []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":` + string(result) + `}`)
+}
+
+// notification builds a JSON-RPC notification from raw params bytes.
+func notification(method, params string) []byte {
+	m, _ := json.Marshal(method)
+	return []byte(`{"jsonrpc":"2.0","method":` + string(m) + `,"params":` + params + `}`)
+}
+
+// idFromKey turns a key minted by Host.mintID back into its raw id.
+func idFromKey(key string) string {
+	if strings.HasPrefix(key, "n") {
+		if _, err := strconv.ParseInt(key[1:], 10, 64); err == nil {
+			return key[1:]
+		}
+	}
+	q, _ := json.Marshal(strings.TrimPrefix(key, "s"))
+	return string(q)
+}
+
+// truncate returns at most n bytes of b as a quoted string for logs.
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		return strconv.Quote(string(b[:n])) + fmt.Sprintf("... (%d bytes)", len(b))
+	}
+	return strconv.Quote(string(b))
+}
+
+type jsonRaw = json.RawMessage
+
+func unmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

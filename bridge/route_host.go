@@ -1,0 +1,240 @@
+package bridge
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/acpmux/acpmux/acp"
+)
+
+// readHost reads host messages until the host disconnects.
+func (b *Bridge) readHost(h *Host) {
+	defer b.hostLeft(h)
+	for {
+		msg, err := h.conn.ReadMessage()
+		if errors.Is(err, ErrLineTooLong) {
+			b.log.Warn("host message too large; dropped", "host", h.ID, "err", err)
+			b.replyError(h, nil, fmt.Errorf("%w: %v", acp.ErrMessageTooLarge, err))
+			continue
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				b.log.Debug("host read failed", "host", h.ID, "err", err)
+			}
+			h.disconnect(fmt.Errorf("host read: %w", err))
+			return
+		}
+		b.fromHost(h, msg)
+	}
+}
+
+// fromHost routes one message from a host.
+func (b *Bridge) fromHost(h *Host, msg []byte) {
+	if len(msg) > 0 && msg[0] == '[' {
+		b.hostBatch(h, msg)
+		return
+	}
+	env, err := acp.Parse(msg)
+	switch {
+	case errors.Is(err, acp.ErrNotJSON):
+		b.replyError(h, nil, fmt.Errorf("%w: host message is not JSON", acp.ErrParse))
+		return
+	case err != nil:
+		b.replyError(h, env.ID.Bytes(msg), err)
+		return
+	}
+	switch env.Kind {
+	case acp.KindRequest:
+		b.hostRequest(h, msg, env)
+	case acp.KindNotification:
+		b.hostNotification(h, msg, env)
+	case acp.KindResponse:
+		b.hostResponse(h, msg, env)
+	}
+}
+
+// hostBatch answers a JSON-RPC batch: ACP does not use batches, so every
+// element that is not a notification gets -32600 with a null id, and an
+// empty batch gets one -32600 (JSON-RPC 2.0 §6).
+func (b *Bridge) hostBatch(h *Host, msg []byte) {
+	var elems []jsonRaw
+	if err := unmarshal(msg, &elems); err != nil {
+		b.replyError(h, nil, fmt.Errorf("%w: host message is not JSON", acp.ErrParse))
+		return
+	}
+	errNoBatch := fmt.Errorf("%w: batches are not supported by ACP", acp.ErrInvalidRequest)
+	if len(elems) == 0 {
+		b.replyError(h, nil, errNoBatch)
+		return
+	}
+	for _, e := range elems {
+		if env, err := acp.Parse(e); err == nil && env.Kind == acp.KindNotification {
+			b.log.Warn("host sent a notification inside a batch; dropped", "host", h.ID, "method", env.Method)
+			continue
+		}
+		b.replyError(h, nil, errNoBatch)
+	}
+}
+
+// hostRequest forwards a host request to the agent under a fresh bridge id.
+func (b *Bridge) hostRequest(h *Host, msg []byte, env acp.Envelope) {
+	hostKey := acp.IDKey(env.ID.Bytes(msg))
+	origID := append([]byte(nil), env.ID.Bytes(msg)...)
+	params := env.Params.Bytes(msg)
+	c := &call{host: h, origID: origID, hostKey: hostKey, method: env.Method}
+	switch env.Method {
+	case acp.MethodSessionLoad, acp.MethodSessionResume, acp.MethodSessionPrompt:
+		c.session = acp.MemberString(params, "sessionId")
+	}
+	switch env.Method {
+	case acp.MethodSessionNew, acp.MethodSessionLoad, acp.MethodSessionResume:
+		c.cwd = acp.MemberString(params, "cwd")
+	}
+
+	bid, bkey := b.mintBridgeID()
+	b.mu.Lock()
+	if _, dup := h.inflightLocked(hostKey); dup {
+		b.mu.Unlock()
+		b.replyError(h, nil, fmt.Errorf("%w: request id %s already in use", acp.ErrInvalidRequest, origID))
+		return
+	}
+	if b.agentGone {
+		b.mu.Unlock()
+		b.replyError(h, origID, acp.ErrAgentExited)
+		return
+	}
+	if env.Method == acp.MethodInitialize {
+		if b.init.result != nil {
+			b.mu.Unlock()
+			h.send(resultMessage(origID, b.init.result))
+			return
+		}
+		if b.init.pending {
+			b.init.waiters = append(b.init.waiters, initWaiter{h, origID})
+			b.mu.Unlock()
+			return
+		}
+		b.init.pending = true
+	}
+	if env.Method == acp.MethodSessionPrompt {
+		if s := b.sessions[c.session]; s != nil {
+			if s.turn != nil && s.turn != h {
+				b.mu.Unlock()
+				b.replyError(h, origID, fmt.Errorf("%w: host %s is running a prompt turn of session %s", acp.ErrTurnInProgress, s.turn.ID, c.session))
+				return
+			}
+			s.turn = h
+		}
+	}
+	if env.Method == acp.MethodSessionLoad || env.Method == acp.MethodSessionResume {
+		// session/load replays the history before it answers: register the
+		// session now so those updates reach this host.
+		b.addSessionLocked(c.session, c.cwd, h)
+	}
+	b.calls[bkey] = c
+	h.mu.Lock()
+	h.inflight[hostKey] = bkey
+	h.mu.Unlock()
+	b.mu.Unlock()
+
+	if !b.toAgent(acp.WithID(msg, env.ID, bid)) {
+		b.completeCall(bkey)
+		b.replyError(h, origID, acp.ErrAgentExited)
+	}
+}
+
+// hostNotification forwards a host notification to the agent, acting first
+// on session/cancel and $/cancel_request.
+func (b *Bridge) hostNotification(h *Host, msg []byte, env acp.Envelope) {
+	params := env.Params.Bytes(msg)
+	switch env.Method {
+	case acp.MethodSessionCancel:
+		sid := acp.MemberString(params, "sessionId")
+		b.log.Info("session cancelled by host", "host", h.ID, "session", sid)
+		b.permissions().CancelSession(sid, "cancelled by host "+h.ID)
+	case acp.MethodCancelRequest:
+		msg = b.translateHostCancel(h, msg, env)
+		if msg == nil {
+			return
+		}
+	}
+	b.toAgent(msg)
+}
+
+// translateHostCancel rewrites the requestId of a host's $/cancel_request to
+// the bridge id of that host's request; an id that is not in flight is
+// dropped (nil).
+func (b *Bridge) translateHostCancel(h *Host, msg []byte, env acp.Envelope) []byte {
+	params := env.Params.Bytes(msg)
+	rid := acp.Member(params, "requestId")
+	if !rid.Present() {
+		return nil
+	}
+	h.mu.Lock()
+	bkey, ok := h.inflight[acp.IDKey(rid.Bytes(params))]
+	h.mu.Unlock()
+	if !ok {
+		b.log.Debug("host cancelled a request that is not in flight; dropped", "host", h.ID)
+		return nil
+	}
+	abs := acp.Span{Start: env.Params.Start + rid.Start, End: env.Params.Start + rid.End}
+	return acp.WithID(msg, abs, []byte(bkey[1:]))
+}
+
+// hostResponse routes a host's response to an agent request.
+func (b *Bridge) hostResponse(h *Host, msg []byte, env acp.Envelope) {
+	key := acp.IDKey(env.ID.Bytes(msg))
+	h.mu.Lock()
+	oc := h.outgoing[key]
+	delete(h.outgoing, key)
+	h.mu.Unlock()
+	if oc == nil {
+		b.stats.dropped.Add(1)
+		b.log.Warn("host answered a request it was not sent; dropped", "host", h.ID, "id", string(env.ID.Bytes(msg)))
+		return
+	}
+	if oc.decision != "" {
+		b.permissions().HostAnswered(h, oc.decision, env.Result.Bytes(msg), env.Error.Bytes(msg))
+		return
+	}
+	b.toAgent(acp.WithID(msg, env.ID, oc.agentID))
+}
+
+// hostLeft cleans up after a host disconnects: its in-flight requests stay
+// with the agent (their responses are dropped), its presented permission
+// requests count as abstentions.
+func (b *Bridge) hostLeft(h *Host) {
+	b.mu.Lock()
+	for i, x := range b.hosts {
+		if x == h {
+			b.hosts = append(b.hosts[:i:i], b.hosts[i+1:]...)
+			break
+		}
+	}
+	for _, s := range b.sessions {
+		s.removeHost(h)
+	}
+	b.mu.Unlock()
+	h.mu.Lock()
+	outgoing := h.outgoing
+	h.outgoing = map[string]*outCall{}
+	h.mu.Unlock()
+	for _, oc := range outgoing {
+		if oc.decision != "" {
+			b.permissions().HostLeft(h, oc.decision)
+		} else {
+			b.replyAgentError(oc.agentID, fmt.Errorf("%w: host %s disconnected before answering %s", acp.ErrNoHost, h.ID, oc.method))
+		}
+	}
+	b.log.Debug("host disconnected", "host", h.ID, "cause", h.Err())
+}
+
+// inflightLocked reports whether the host has a request with this id key in
+// flight. b.mu is held; it takes h.mu.
+func (h *Host) inflightLocked(key string) (string, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	bk, ok := h.inflight[key]
+	return bk, ok
+}

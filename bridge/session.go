@@ -1,0 +1,50 @@
+package bridge
+
+// addSessionLocked records that host h created, loaded or resumed session
+// sid; h becomes its owner and one of its hosts. b.mu is held.
+func (b *Bridge) addSessionLocked(sid, cwd string, h *Host) {
+	if sid == "" {
+		return
+	}
+	s := b.sessions[sid]
+	if s == nil {
+		s = &session{id: sid, replay: newReplayLog(b.opts.ReplayMaxBytes)}
+		b.sessions[sid] = s
+	}
+	if cwd != "" {
+		s.cwd = cwd
+	}
+	s.owner = h
+	s.addHost(h)
+}
+
+// addHost adds h to the session's hosts. hosts is copy-on-write, so a
+// reader may use the slice it got under the lock after releasing it.
+func (s *session) addHost(h *Host) {
+	for _, x := range s.hosts {
+		if x == h {
+			return
+		}
+	}
+	hosts := make([]*Host, len(s.hosts), len(s.hosts)+1)
+	copy(hosts, s.hosts)
+	s.hosts = append(hosts, h)
+}
+
+// removeHost removes h from the session (copy-on-write).
+func (s *session) removeHost(h *Host) {
+	for i, x := range s.hosts {
+		if x == h {
+			hosts := make([]*Host, 0, len(s.hosts)-1)
+			hosts = append(hosts, s.hosts[:i]...)
+			s.hosts = append(hosts, s.hosts[i+1:]...)
+			break
+		}
+	}
+	if s.owner == h {
+		s.owner = nil
+	}
+	if s.turn == h {
+		s.turn = nil
+	}
+}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/acpmux/acpmux/bridge"
+)
+
+func init() {
+	register(command{name: "run", summary: "relay ACP between the IDE on stdio and an agent (the main job)", run: runMain})
+}
+
+const runUsage = `Usage: acpmux run [flags] -- AGENT [ARGS...]
+
+Starts AGENT as a subprocess and relays the Agent Client Protocol between it
+and the IDE that launched acpmux (on acpmux's stdin and stdout). Configure
+your IDE to launch "acpmux run -- AGENT ARGS" instead of "AGENT ARGS".
+
+stdout carries only ACP messages; logs and the agent's stderr go to stderr.
+acpmux exits with the agent's exit status (128+N when signal N ended it).
+
+Flags:
+`
+
+// runFlags are the flags of "acpmux run" shared with commands that embed
+// the relay ("demo").
+type runFlags struct {
+	maxLineBytes int
+	grace        time.Duration
+	logLevel     string
+	queueLen     int
+}
+
+func (f *runFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&f.maxLineBytes, "max-line-bytes", bridge.DefaultMaxLineBytes, "largest message accepted from the agent or a host, in bytes")
+	fs.DurationVar(&f.grace, "grace", bridge.DefaultGracePeriod, "on shutdown, wait this long after closing the agent's stdin before SIGTERM, and again before SIGKILL")
+	fs.StringVar(&f.logLevel, "log-level", envOr("ACPMUX_LOG", "info"), "log level on stderr: debug, info, warn, error (env ACPMUX_LOG)")
+	fs.IntVar(&f.queueLen, "host-queue", bridge.DefaultHostQueueLen, "messages queued per remote host before it is disconnected as too slow")
+}
+
+func runMain(args []string, s stdio) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(s.err)
+	var f runFlags
+	f.register(fs)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), runUsage)
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), "\nExample (Zed settings.json):\n"+zedExample)
+	}
+	flagArgs, argv, _ := splitDashDash(args)
+	if err := fs.Parse(flagArgs); err != nil {
+		if err == flag.ErrHelp {
+			fs.SetOutput(s.out)
+			fs.Usage()
+			return 0
+		}
+		return 2
+	}
+	if len(argv) == 0 {
+		argv = fs.Args()
+	}
+	if len(argv) == 0 {
+		fmt.Fprintln(s.err, "acpmux run: no agent command; usage: acpmux run [flags] -- AGENT [ARGS...]")
+		return 2
+	}
+	log, err := newLogger(s.err, f.logLevel)
+	if err != nil {
+		fmt.Fprintln(s.err, "acpmux run:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	agent, err := bridge.StartAgent(bridge.AgentOptions{Argv: argv, Stderr: s.err, MaxLineBytes: f.maxLineBytes})
+	if err != nil {
+		fmt.Fprintln(s.err, "acpmux run:", err)
+		return 127
+	}
+	log.Debug("agent started", "argv", argv, "pid", agent.Pid())
+	b := bridge.New(agent, bridge.Options{MaxLineBytes: f.maxLineBytes, GracePeriod: f.grace, Logger: log})
+	in, closer := pollableStdin(s.in)
+	b.AddHost(bridge.NewHost("stdio", bridge.NewNDJSONConn(in, s.out, closer, f.maxLineBytes), true, f.queueLen))
+	return b.Run(ctx)
+}
+
+const zedExample = `  "agent_servers": {
+    "Claude via acpmux": {
+      "command": "acpmux",
+      "args": ["run", "--", "npx", "@agentclientprotocol/claude-agent-acp"]
+    }
+  }
+`
+
+// pollableStdin returns stdin in a form whose Close unblocks a pending
+// Read: a pipe or socket on fd 0 is put in non-blocking mode so Go's poller
+// serves it. Other readers are returned as they are.
+func pollableStdin(in io.Reader) (io.Reader, io.Closer) {
+	f, ok := in.(*os.File)
+	if !ok || f != os.Stdin {
+		if c, ok := in.(io.Closer); ok {
+			return in, c
+		}
+		return in, nil
+	}
+	if err := syscall.SetNonblock(int(f.Fd()), true); err != nil {
+		return f, nil
+	}
+	nf := os.NewFile(f.Fd(), "stdin")
+	return nf, nf
+}
+
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(strings.ToLower(level))); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})).With("component", "acpmux"), nil
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
