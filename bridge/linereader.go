@@ -58,8 +58,11 @@ func (lr *lineReader) read() ([]byte, error) {
 	buf := append(make([]byte, 0, 2*len(frag)), frag...)
 	for {
 		frag, err = lr.r.ReadSlice('\n')
-		if len(buf)+len(frag) > lr.max+2 { // allow for "\r\n"
-			size := len(buf) + len(frag)
+		size := len(buf) + len(frag)
+		if err == nil {
+			size-- // the "\n" is not part of the message
+		}
+		if size > lr.max {
 			buf = nil
 			if errors.Is(err, bufio.ErrBufferFull) {
 				size += lr.discard()

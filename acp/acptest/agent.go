@@ -1,0 +1,151 @@
+// Package acptest provides a scripted fake ACP agent for tests of hosts and
+// relays, in the spirit of net/http/httptest. It is for fault injection
+// (crashes, non-JSON output, huge lines, odd ids); the real peers
+// (github.com/coder/acp-go-sdk's example agent, the TypeScript SDK's
+// example, real agents) prove the relay against code nobody here wrote.
+package acptest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// EnvScript names the environment variable that turns a test binary into
+// the fake agent: its value is the agent script text. See MaybeRunAgent.
+const EnvScript = "ACPTEST_AGENT_SCRIPT"
+
+// EnvLog names the environment variable with a file path where the fake
+// agent appends every line it reads from stdin.
+const EnvLog = "ACPTEST_AGENT_LOG"
+
+// MaybeRunAgent runs the fake agent and exits the process when EnvScript is
+// set; otherwise it returns at once. Call it first in TestMain so that the
+// test binary can be the agent subprocess (os.Args[0]).
+func MaybeRunAgent() {
+	script, ok := os.LookupEnv(EnvScript)
+	if !ok {
+		return
+	}
+	var log io.Writer = io.Discard
+	if p := os.Getenv(EnvLog); p != "" {
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "acptest:", err)
+			os.Exit(98)
+		}
+		defer f.Close()
+		log = f
+	}
+	os.Exit(RunAgent(script, os.Stdin, os.Stdout, os.Stderr, log))
+}
+
+// RunAgent runs script against in and out and returns the exit status.
+// Every line read from in is copied to log. Directives, one per line:
+//
+//	recv [METHOD]   read one message; with METHOD, fail (status 99) unless it
+//	                has that method; the raw id of a request becomes $ID
+//	send JSON       write JSON (after replacing $ID) as one line
+//	raw TEXT        write TEXT as one line (non-JSON output)
+//	big N           write a session/update agent_message_chunk of N text bytes
+//	stderr TEXT     write TEXT to stderr
+//	sleep DURATION  pause (time.ParseDuration)
+//	waiteof         read and log lines until stdin closes
+//	exit CODE       exit with CODE at once
+//
+// Empty lines and lines starting with "#" are ignored. At the end of the
+// script the agent exits 0.
+func RunAgent(script string, in io.Reader, out, errw io.Writer, log io.Writer) int {
+	r := bufio.NewReaderSize(in, 1<<20)
+	w := bufio.NewWriter(out)
+	var lastID json.RawMessage
+	for n, line := range strings.Split(script, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		verb, arg, _ := strings.Cut(line, " ")
+		fail := func(format string, a ...any) int {
+			fmt.Fprintf(errw, "acptest agent: script line %d %q: %s\n", n+1, line, fmt.Sprintf(format, a...))
+			return 99
+		}
+		switch verb {
+		case "recv":
+			msg, err := readLine(r, log)
+			if err != nil {
+				return fail("read: %v", err)
+			}
+			var env struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if err := json.Unmarshal(msg, &env); err != nil {
+				return fail("not JSON: %q", msg)
+			}
+			if arg != "" && env.Method != arg {
+				return fail("got method %q, want %q", env.Method, arg)
+			}
+			if env.Method != "" {
+				lastID = env.ID
+			}
+		case "send":
+			w.WriteString(strings.ReplaceAll(arg, "$ID", string(lastID)) + "\n")
+		case "raw":
+			w.WriteString(arg + "\n")
+		case "big":
+			size, err := strconv.Atoi(arg)
+			if err != nil {
+				return fail("%v", err)
+			}
+			w.WriteString(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"`)
+			w.Write(bytes.Repeat([]byte("x"), size))
+			w.WriteString("\"}}}}\n")
+		case "stderr":
+			fmt.Fprintln(errw, arg)
+		case "sleep":
+			d, err := time.ParseDuration(arg)
+			if err != nil {
+				return fail("%v", err)
+			}
+			w.Flush()
+			time.Sleep(d)
+		case "waiteof":
+			w.Flush()
+			for {
+				if _, err := readLine(r, log); err != nil {
+					break
+				}
+			}
+		case "exit":
+			code, _ := strconv.Atoi(arg)
+			w.Flush()
+			return code
+		default:
+			return fail("unknown directive")
+		}
+		if verb != "recv" {
+			if err := w.Flush(); err != nil {
+				return fail("write: %v", err)
+			}
+		}
+	}
+	w.Flush()
+	return 0
+}
+
+func readLine(r *bufio.Reader, log io.Writer) ([]byte, error) {
+	line, err := r.ReadBytes('\n')
+	if len(line) > 0 {
+		log.Write(line)
+	}
+	if err != nil && len(line) == 0 {
+		return nil, err
+	}
+	return bytes.TrimRight(line, "\r\n"), nil
+}
