@@ -1,0 +1,234 @@
+package confirm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/acpmux/acpmux/acp"
+)
+
+// MaxAnswerTextBytes bounds Answer.Text.
+const MaxAnswerTextBytes = 16 << 10
+
+// Answer records a as host hostID's answer to decision decisionID of session
+// sessionID: the path of the HTTP API and the CLI. The first valid answer
+// wins the claim (in memory, then in the store in one transaction) and is
+// sent to the agent; every other host's copy is withdrawn.
+//
+// It returns the decision's view after the call and deduped=true when the
+// decision was already answered with exactly a (a retry converges). Errors:
+// ErrNotFound (no such decision in that session); ErrConflict when it was
+// answered differently, is closed (timed_out, cancelled) or another answer
+// won first (the answer is journalled as late_answer); ErrConflict and
+// ErrStale together when the revalidation hook refused the snapshot (the
+// decision failed closed); ErrInvalidAnswer for an optionId that is not
+// exactly one of the offered ones, an empty answer, or text the decision
+// does not allow (the decision stays open); any other error is a store
+// failure (the decision failed closed). ctx bounds the wait for a claim in
+// flight. Safe for concurrent use.
+func (b *Broker) Answer(ctx context.Context, sessionID, decisionID, hostID string, a Answer) (View, bool, error) {
+	d := b.lookup(ctx, decisionID)
+	if d == nil || d.snap.SessionID != sessionID {
+		return b.answerStored(ctx, sessionID, decisionID, a)
+	}
+	deduped, err := b.answer(ctx, d, hostID, a)
+	return d.View(), deduped, err
+}
+
+// answerStored answers a decision that is only in the store: closed by an
+// earlier process, or evicted from memory.
+func (b *Broker) answerStored(ctx context.Context, sessionID, decisionID string, a Answer) (View, bool, error) {
+	if b.store == nil {
+		return View{}, false, ErrNotFound
+	}
+	rec, err := b.store.Get(ctx, decisionID)
+	if err != nil || rec.Snapshot.SessionID != sessionID {
+		if err == nil || errors.Is(err, ErrNotFound) {
+			err = ErrNotFound
+		}
+		return View{}, false, err
+	}
+	v := viewOfRecord(rec)
+	if rec.Status == StatusAnswered && rec.Answer != nil && *rec.Answer == a {
+		return v, true, nil
+	}
+	return v, false, fmt.Errorf("%w: decision is %s (%s)", ErrConflict, rec.Status, rec.Reason)
+}
+
+// answer runs the claim of a on d for hostID.
+func (b *Broker) answer(ctx context.Context, d *Decision, hostID string, a Answer) (bool, error) {
+	opt, ev, err := b.begin(ctx, d, hostID, a)
+	if ev != nil {
+		b.persist(d, *ev)
+	}
+	if opt == nil {
+		return err == nil, err
+	}
+	t := Transition{Status: StatusAnswered, Answer: &a, By: hostID, Reason: ReasonAnswered}
+	if b.opts.Revalidate != nil && mayApprove(*opt) {
+		if rerr := b.opts.Revalidate(ctx, d.snap.clone()); rerr != nil {
+			b.commit(d, Transition{Status: StatusCancelled, Reason: ReasonStale}, "stale: "+rerr.Error(), true)
+			return false, fmt.Errorf("%w: %w: %v", ErrConflict, ErrStale, rerr)
+		}
+	}
+	if err := b.commit(d, t, a.OptionID, true); err != nil {
+		return false, fmt.Errorf("record answer: %w", err)
+	}
+	return false, nil
+}
+
+// begin validates a and takes the in-memory claim of d (the
+// compare-and-swap). It returns the chosen option when the caller now owns
+// the claim; otherwise nil, with a nil error for a deduped answer or the
+// error to return. ev, when not nil, is a journal event to persist. It waits
+// for a claim in flight to finish before judging.
+func (b *Broker) begin(ctx context.Context, d *Decision, hostID string, a Answer) (*acp.PermissionOption, *Event, error) {
+	d.mu.Lock()
+	for d.claiming {
+		done := d.done
+		d.mu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return nil, nil, context.Cause(ctx)
+		}
+		d.mu.Lock()
+	}
+	defer d.mu.Unlock()
+	now := b.now().UTC()
+	if d.status.Closed() {
+		if d.answer != nil && *d.answer == a {
+			return nil, nil, nil
+		}
+		ev := d.addEvent(now, EventLateAnswer, hostID, describe(a))
+		return nil, &ev, fmt.Errorf("%w: decision is %s (%s)", ErrConflict, d.status, d.res.Reason)
+	}
+	opt, err := d.check(a)
+	if err != nil {
+		ev := d.addEvent(now, EventInvalidAnswer, hostID, err.Error())
+		return nil, &ev, err
+	}
+	d.claiming = true
+	return &opt, nil, nil
+}
+
+// check validates a against d's exact offer. d.mu must be held. The
+// returned option is the chosen one, or a synthetic reject for text only.
+func (d *Decision) check(a Answer) (acp.PermissionOption, error) {
+	if a.Text != "" && !d.snap.AllowFreeText {
+		return acp.PermissionOption{}, fmt.Errorf("%w: this decision does not allow free text", ErrInvalidAnswer)
+	}
+	if len(a.Text) > MaxAnswerTextBytes {
+		return acp.PermissionOption{}, fmt.Errorf("%w: text longer than %d bytes", ErrInvalidAnswer, MaxAnswerTextBytes)
+	}
+	if a.OptionID == "" {
+		if a.Text == "" {
+			return acp.PermissionOption{}, fmt.Errorf("%w: empty answer: give an optionId", ErrInvalidAnswer)
+		}
+		return acp.PermissionOption{Kind: acp.RejectOnce}, nil
+	}
+	for _, o := range d.snap.Options {
+		if o.OptionID == a.OptionID {
+			return o, nil
+		}
+	}
+	return acp.PermissionOption{}, fmt.Errorf("%w: optionId %q was not offered", ErrInvalidAnswer, a.OptionID)
+}
+
+// mayApprove reports whether choosing o could let the agent act: anything
+// but the two reject kinds, including unknown kinds.
+func mayApprove(o acp.PermissionOption) bool {
+	return o.Kind != acp.RejectOnce && o.Kind != acp.RejectAlways
+}
+
+func describe(a Answer) string {
+	if a.Text == "" {
+		return a.OptionID
+	}
+	return fmt.Sprintf("%s (with text)", a.OptionID)
+}
+
+// AnswerResult takes the JSON-RPC result that ACP host hostID sent for its
+// copy of decision decisionID. The result must be exactly
+// {"outcome":{"outcome":"selected","optionId":X}} with X one of the offered
+// optionIds, or {"outcome":{"outcome":"cancelled"}}, each object optionally
+// with _meta; a duplicate or case-variant key (OptionID, optionid), an
+// unknown key, a wrong outcome or an unoffered optionId is invalid. An
+// invalid result is journalled (invalid_answer), counts as the host
+// abstaining, and returns an error wrapping ErrInvalidAnswer. "cancelled"
+// counts as the host abstaining and returns nil. A valid selection is
+// claimed as by Answer: nil when it won or repeats the winning answer,
+// ErrConflict when it was late. ErrNotFound for an unknown decision,
+// ErrNotPresented when hostID holds no copy. See ACP "Tool Calls /
+// Requesting Permission" and reliability.md §3.
+func (b *Broker) AnswerResult(decisionID, hostID string, result json.RawMessage) error {
+	ctx := context.Background()
+	d := b.lookup(ctx, decisionID)
+	if d == nil {
+		return ErrNotFound
+	}
+	d.mu.Lock()
+	h := d.hosts[hostID]
+	holds := h != nil && (h.presented || h.presenting) && !h.abstained
+	d.mu.Unlock()
+	if !holds {
+		return fmt.Errorf("%w: host %q, decision %s", ErrNotPresented, hostID, decisionID)
+	}
+	optionID, cancelled, err := parseResult(result)
+	if err != nil {
+		err = fmt.Errorf("%w: %v", ErrInvalidAnswer, err)
+		b.invalid(d, hostID, err)
+		return err
+	}
+	if cancelled {
+		b.abstain(d, hostID, "host answered cancelled")
+		return nil
+	}
+	_, err = b.answer(ctx, d, hostID, Answer{OptionID: optionID})
+	if errors.Is(err, ErrInvalidAnswer) {
+		b.abstain(d, hostID, "invalid answer")
+	}
+	return err
+}
+
+// invalid journals a malformed result of hostID and makes it abstain.
+func (b *Broker) invalid(d *Decision, hostID string, err error) {
+	d.mu.Lock()
+	ev := d.addEvent(b.now().UTC(), EventInvalidAnswer, hostID, err.Error())
+	d.mu.Unlock()
+	b.persist(d, ev)
+	b.abstain(d, hostID, "invalid answer")
+}
+
+// parseResult strictly decodes a RequestPermissionResponse.
+func parseResult(result json.RawMessage) (optionID string, cancelled bool, err error) {
+	top, err := acp.DecodeObject(result, []string{"outcome", "_meta"}, true)
+	if err != nil {
+		return "", false, err
+	}
+	raw, ok := top["outcome"]
+	if !ok {
+		return "", false, errors.New("result has no outcome")
+	}
+	out, err := acp.DecodeObject(raw, []string{"outcome", "optionId", "_meta"}, true)
+	if err != nil {
+		return "", false, fmt.Errorf("outcome: %w", err)
+	}
+	kind, err := acp.DecodeString(out["outcome"], "outcome.outcome")
+	if err != nil {
+		return "", false, err
+	}
+	switch kind {
+	case acp.OutcomeCancelled:
+		if _, has := out["optionId"]; has {
+			return "", false, errors.New(`outcome "cancelled" with an optionId`)
+		}
+		return "", true, nil
+	case acp.OutcomeSelected:
+		optionID, err = acp.DecodeString(out["optionId"], "outcome.optionId")
+		return optionID, false, err
+	}
+	return "", false, fmt.Errorf("unknown outcome %q", kind)
+}

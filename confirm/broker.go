@@ -1,0 +1,375 @@
+package confirm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/acpmux/acpmux/acp"
+	"github.com/google/uuid"
+)
+
+// Presenter is a host that can be shown a decision: a bridge host (the stdio
+// IDE, a WebSocket client, a stream-json script) or the HTTP API. Its
+// methods must not block (the bridge enqueues) and must not call back into
+// the Broker synchronously.
+type Presenter interface {
+	// HostID returns the host's id, unique among the bridge's hosts and
+	// stable for the host's connection. It names the host in the journal.
+	HostID() string
+	// Present shows d to the host with exactly d.Options(). The host's answer
+	// comes back through Broker.AnswerResult or Broker.Answer; a host that
+	// disconnects or fails calls Broker.Abstain. An error counts as the host
+	// abstaining.
+	Present(d *Decision) error
+	// Withdraw tells the host that d is closed: the bridge sends
+	// $/cancel_request for the host's copy plus an _acpmux/permission_resolved
+	// notification (ResolvedNotice); res says how it ended and by whom.
+	Withdraw(d *Decision, res Resolution)
+}
+
+// Options configure a Broker. The zero value is usable: no store, the
+// default timeout, 512 open decisions per session.
+type Options struct {
+	// Store keeps decisions durably. Nil keeps them in memory only.
+	Store Store
+	// DefaultTimeout is the timeout of a decision whose Request.Timeout is 0.
+	// 0 means DefaultTimeout (5m); it must pass CheckTimeout.
+	DefaultTimeout time.Duration
+	// MaxOpenPerSession bounds the open decisions of one session in memory;
+	// a request beyond it fails closed without opening a decision. 0 means 512.
+	MaxOpenPerSession int
+	// KeepClosedPerSession is how many closed decisions per session stay in
+	// memory for views; older ones are read from the Store. 0 means 256.
+	KeepClosedPerSession int
+	// Logger receives the broker's log lines. Nil means slog.Default().
+	Logger *slog.Logger
+	// Now returns the current time (tests). Nil means time.Now.
+	Now func() time.Time
+	// Classify returns the class ("read-only", "write", "unknown") and
+	// reasons of a shell command; nil means commands are not classified. A
+	// panic becomes class "unknown".
+	Classify func(command string) (class string, reasons []string)
+	// Revalidate is called after a host's answer won the in-memory claim and
+	// before it is committed, unless the chosen option is a reject option. A
+	// non-nil error (session gone, mode revision changed, ...) fails the
+	// decision closed with reason stale. Nil means no revalidation.
+	Revalidate func(ctx context.Context, s Snapshot) error
+}
+
+// Default limits of a Broker.
+const (
+	DefaultMaxOpenPerSession    = 512
+	DefaultKeepClosedPerSession = 256
+)
+
+// Broker turns the agent's permission requests into decisions, presents
+// them to hosts, takes the first valid answer and answers the agent. All
+// methods are safe for concurrent use.
+type Broker struct {
+	opts  Options
+	store Store
+	log   *slog.Logger
+	now   func() time.Time
+
+	mu       sync.Mutex // guards sessions, byID, stopped
+	sessions map[string]*session
+	byID     map[string]*Decision
+	stopped  bool
+	inflight sync.WaitGroup // timer callbacks running
+}
+
+// session is the broker's state of one ACP session. Guarded by Broker.mu.
+type session struct {
+	id     string
+	cwd    string
+	open   map[string]*Decision
+	closed []*Decision // most recent last
+	tools  toolCalls
+	last   time.Time
+}
+
+// NewBroker returns a broker with opts. It starts nothing; see Run. It fails
+// when opts.DefaultTimeout is out of range (ErrInvalidTimeout) or a limit is
+// negative.
+func NewBroker(opts Options) (*Broker, error) {
+	if err := CheckTimeout(opts.DefaultTimeout); err != nil {
+		return nil, fmt.Errorf("new broker: %w", err)
+	}
+	if opts.MaxOpenPerSession < 0 || opts.KeepClosedPerSession < 0 {
+		return nil, errors.New("new broker: negative limit")
+	}
+	if opts.DefaultTimeout == 0 {
+		opts.DefaultTimeout = DefaultTimeout
+	}
+	if opts.MaxOpenPerSession == 0 {
+		opts.MaxOpenPerSession = DefaultMaxOpenPerSession
+	}
+	if opts.KeepClosedPerSession == 0 {
+		opts.KeepClosedPerSession = DefaultKeepClosedPerSession
+	}
+	b := &Broker{opts: opts, store: opts.Store, log: opts.Logger, now: opts.Now,
+		sessions: make(map[string]*session), byID: make(map[string]*Decision)}
+	if b.log == nil {
+		b.log = slog.Default()
+	}
+	if b.now == nil {
+		b.now = time.Now
+	}
+	return b, nil
+}
+
+// decisionNamespace is the UUIDv5 namespace of decision ids.
+var decisionNamespace = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/acpmux/acpmux/decision"))
+
+// DecisionID returns the id of the decision for the agent request agentKey
+// of session sessionID: the UUIDv5 (RFC 9562 §5.5) of sessionID, a NUL byte
+// and agentKey, in its 36-character text form.
+func DecisionID(sessionID, agentKey string) string {
+	return uuid.NewSHA1(decisionNamespace, []byte(sessionID+"\x00"+agentKey)).String()
+}
+
+// Ask opens the decision for req (idempotently: the same SessionID and
+// AgentKey give the same decision, and a second Ask waits for the same
+// outcome), presents it to every presenter in hosts, and blocks until it
+// closes. It returns the JSON result the bridge sends to the agent, built by
+// the broker from validated fields: {"outcome":{"outcome":"selected",
+// "optionId":X}} or {"outcome":{"outcome":"cancelled"}}.
+//
+// Errors: one wrapping acp.ErrInvalidParams (-32602) for an invalid request
+// (no options, duplicate or empty optionIds, malformed params) — no decision
+// is opened; acp.ErrInvalidRequest (-32600) when AgentKey was already used
+// with different params; acp.ErrRequestCancelled (-32800) when the agent
+// cancelled the request (CancelRequest); ErrInvalidTimeout for an
+// out-of-range Timeout; context.Cause(ctx) when ctx ended first (the
+// decision is then cancelled with reason ask_cancelled).
+//
+// Fail closed: timeout, no eligible host (hosts empty, all abstained,
+// disconnected or answered invalidly), a store error, a stale snapshot or
+// MaxOpenPerSession open decisions give an offered reject_once, else
+// reject_always, else "cancelled"; session/cancel and agent exit give
+// "cancelled". See ACP "Tool Calls / Requesting Permission".
+func (b *Broker) Ask(ctx context.Context, req Request, hosts []Presenter) (json.RawMessage, error) {
+	d, result, err := b.open(ctx, req)
+	if d == nil {
+		return result, err
+	}
+	b.presentAll(d, hosts)
+	b.checkEligible(d)
+	select {
+	case <-d.done:
+	case <-ctx.Done():
+		b.close(d, StatusCancelled, ReasonAskCancelled, context.Cause(ctx).Error())
+		<-d.done
+	}
+	return b.deliver(ctx, d)
+}
+
+// deliver journals the hand-over of d's result and returns it, or the error
+// the agent gets instead.
+func (b *Broker) deliver(ctx context.Context, d *Decision) (json.RawMessage, error) {
+	d.mu.Lock()
+	res, result := d.res, d.result
+	detail := string(result)
+	switch res.Reason {
+	case ReasonAgentCancelled:
+		detail = "error -32800"
+	case ReasonAskCancelled:
+		detail = "nothing: the caller's context ended"
+	}
+	ev := d.addEvent(b.now().UTC(), EventDelivered, "", detail)
+	d.delivered = true
+	d.mu.Unlock()
+	b.persist(d, ev)
+	switch res.Reason {
+	case ReasonAgentCancelled:
+		return nil, fmt.Errorf("%w: the agent cancelled permission request %s", acp.ErrRequestCancelled, d.id)
+	case ReasonAskCancelled:
+		return nil, fmt.Errorf("ask: %w", context.Cause(ctx))
+	}
+	return result, nil
+}
+
+// open finds or creates the decision of req. It returns a nil decision with
+// a result when the request failed closed without one (too many open), or
+// with an error.
+func (b *Broker) open(ctx context.Context, req Request) (*Decision, json.RawMessage, error) {
+	sid, tc, opts, err := parseRequest(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	if req.AgentKey == "" {
+		return nil, nil, fmt.Errorf("%w: confirm: Request.AgentKey is empty", acp.ErrInternal)
+	}
+	timeout := req.Timeout
+	if err := CheckTimeout(timeout); err != nil {
+		return nil, nil, err
+	}
+	if timeout == 0 {
+		timeout = b.opts.DefaultTimeout
+	}
+	id := DecisionID(sid, req.AgentKey)
+	snap, d, err := b.prepare(ctx, id, sid, tc, req)
+	if d != nil || err != nil {
+		return d, nil, err
+	}
+	snap.Options = opts
+	b.finishSnapshot(&snap)
+	return b.create(ctx, id, snap, timeout)
+}
+
+// prepare returns the existing decision id, or the snapshot of a new one
+// with the tool call merged with the session's latest state of it.
+func (b *Broker) prepare(ctx context.Context, id, sid string, tc acp.ToolCallUpdate, req Request) (Snapshot, *Decision, error) {
+	b.mu.Lock()
+	d := b.byID[id]
+	s := b.session(sid)
+	if req.Cwd != "" {
+		s.cwd = req.Cwd
+	}
+	if d == nil {
+		tc = s.tools.latest(tc)
+	}
+	b.mu.Unlock()
+	if d != nil {
+		if err := b.sameRequest(ctx, d, req.Params); err != nil {
+			return Snapshot{}, nil, err
+		}
+		return Snapshot{}, d, nil
+	}
+	return Snapshot{SessionID: sid, AgentKey: req.AgentKey, Request: append(json.RawMessage(nil), req.Params...),
+		RequestSHA256: sha256Hex(req.Params), ToolCall: tc, Cwd: req.Cwd, ModeRevision: req.ModeRevision,
+		AllowFreeText: req.AllowFreeText}, nil, nil
+}
+
+// sameRequest waits until d is ready and checks that params are the bytes
+// it was opened with.
+func (b *Broker) sameRequest(ctx context.Context, d *Decision, params json.RawMessage) error {
+	select {
+	case <-d.ready:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	if sha256Hex(params) != d.snap.RequestSHA256 {
+		return fmt.Errorf("%w: request key %q reused with different params", acp.ErrInvalidRequest, d.snap.AgentKey)
+	}
+	return nil
+}
+
+// finishSnapshot fills the derived, displayed fields of s.
+func (b *Broker) finishSnapshot(s *Snapshot) {
+	if s.ToolCall.Title != nil {
+		s.Title = *s.ToolCall.Title
+	}
+	if s.Title == "" {
+		s.Title = "Permission request"
+	}
+	s.Command = commandOf(s.ToolCall.RawInput)
+	s.Warnings = []string{}
+	var warn string
+	s.Classification, warn = classify(b.opts.Classify, s.Command)
+	if warn != "" {
+		s.Warnings = append(s.Warnings, warn)
+	}
+	s.DisplayedText = displayedText(s)
+	s.DisplayedTextSHA256 = sha256Hex([]byte(s.DisplayedText))
+}
+
+// create registers a new decision in memory, then in the store, then starts
+// its timer. A concurrent create of the same id yields the first decision.
+func (b *Broker) create(ctx context.Context, id string, snap Snapshot, timeout time.Duration) (*Decision, json.RawMessage, error) {
+	now := b.now().UTC()
+	d := &Decision{id: id, snap: snap, created: now, deadline: now.Add(timeout), status: StatusOpen,
+		hosts: make(map[string]*hostState), done: make(chan struct{}), ready: make(chan struct{})}
+	opened := d.addEvent(now, EventOpened, "", fmt.Sprintf("timeout %v", timeout))
+	b.mu.Lock()
+	if old := b.byID[id]; old != nil {
+		b.mu.Unlock()
+		return old, nil, b.sameRequest(ctx, old, snap.Request)
+	}
+	s := b.session(snap.SessionID)
+	if b.stopped || len(s.open) >= b.opts.MaxOpenPerSession {
+		stopped, n := b.stopped, len(s.open)
+		b.mu.Unlock()
+		return b.refuse(snap, stopped, n)
+	}
+	b.byID[id] = d
+	s.open[id] = d
+	b.mu.Unlock()
+	defer close(d.ready)
+	if b.store != nil {
+		rec := Record{ID: id, Snapshot: snap, Status: StatusOpen, CreatedAt: now, Deadline: d.deadline, Events: []Event{opened}}
+		if _, created, err := b.store.Insert(context.WithoutCancel(ctx), rec); err != nil || !created {
+			if err == nil {
+				err = errors.New("decision id already in the store")
+			}
+			b.log.Error("confirm: cannot store decision; failing closed", "decision", id, "session", snap.SessionID, "err", err)
+			d.mu.Lock()
+			d.claiming = true
+			d.mu.Unlock()
+			b.commit(d, Transition{Status: StatusCancelled, Reason: ReasonStoreError}, err.Error(), false)
+			return d, nil, nil
+		}
+	}
+	b.startTimer(d, timeout)
+	b.log.Debug("confirm: decision opened", "decision", id, "session", snap.SessionID, "title", snap.Title)
+	return d, nil, nil
+}
+
+// refuse answers a request that could not open a decision, failing closed.
+func (b *Broker) refuse(snap Snapshot, stopped bool, open int) (*Decision, json.RawMessage, error) {
+	if stopped {
+		return nil, buildResult("", ""), nil
+	}
+	b.log.Warn("confirm: too many open decisions in session; failing closed without opening a decision",
+		"session", snap.SessionID, "open", open, "max", b.opts.MaxOpenPerSession, "agentKey", snap.AgentKey)
+	return nil, buildResult(rejectOption(snap.Options), ""), nil
+}
+
+// session returns the state of session id, creating it. b.mu must be held.
+func (b *Broker) session(id string) *session {
+	s := b.sessions[id]
+	if s == nil {
+		s = &session{id: id, open: make(map[string]*Decision)}
+		b.sessions[id] = s
+	}
+	s.last = b.now().UTC()
+	return s
+}
+
+// TrackSession records the working directory of session sessionID so that
+// Sessions lists it before its first decision. The bridge calls it on
+// session/new, session/load and session/resume results.
+func (b *Broker) TrackSession(sessionID, cwd string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.session(sessionID).cwd = cwd
+}
+
+// ToolCallUpdate merges one session/update `update` object of session
+// sessionID (ACP "Tool Calls"): "tool_call" and "tool_call_update" updates
+// update the latest state of their toolCallId, which later permission
+// requests for that tool call are merged with; other updates are ignored.
+// The bridge calls it for every such update, in order.
+func (b *Broker) ToolCallUpdate(sessionID string, update json.RawMessage) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.session(sessionID).tools.apply(update)
+}
+
+// persist appends evs to d's stored journal; a failure is logged, since the
+// journal in memory stays complete and only the terminal claim decides.
+func (b *Broker) persist(d *Decision, evs ...Event) {
+	if b.store == nil {
+		return
+	}
+	for _, ev := range evs {
+		if err := b.store.Append(context.Background(), d.id, ev); err != nil {
+			b.log.Warn("confirm: cannot store journal event", "decision", d.id, "event", ev.Type, "err", err)
+		}
+	}
+}

@@ -1,0 +1,231 @@
+package confirm
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// close moves d from open to status for reason, unless d is already closed
+// or another transition (an answer's claim) is in flight, which then wins.
+// It reports whether this call closed d. detail goes to the journal.
+func (b *Broker) close(d *Decision, status Status, reason, detail string) bool {
+	<-d.ready
+	d.mu.Lock()
+	if d.status.Closed() || d.claiming {
+		d.mu.Unlock()
+		return false
+	}
+	d.claiming = true
+	d.mu.Unlock()
+	b.commit(d, Transition{Status: status, Reason: reason}, detail, true)
+	return true
+}
+
+// eventFor returns the journal event type of a transition to status.
+func eventFor(status Status) string {
+	switch status {
+	case StatusAnswered:
+		return EventAnswered
+	case StatusTimedOut:
+		return EventTimedOut
+	}
+	return EventCancelled
+}
+
+// commit finishes the transition t of d, whose d.claiming the caller set
+// (the in-memory compare-and-swap). With stored set it first claims the row
+// in the store; if that fails, d fails closed as cancelled(store_error)
+// instead and the error is returned. It then sets the result, stops the
+// timer, wakes the waiters, withdraws every other host's copy and retires d.
+func (b *Broker) commit(d *Decision, t Transition, detail string, stored bool) error {
+	t.At = b.now().UTC()
+	if detail == "" {
+		detail = t.Reason
+	}
+	d.mu.Lock()
+	t.Event = d.addEvent(t.At, eventFor(t.Status), t.By, detail)
+	d.mu.Unlock()
+	var err error
+	if stored && b.store != nil {
+		var won bool
+		won, err = b.store.Claim(context.Background(), d.id, t)
+		if err == nil && !won {
+			err = errors.New("the stored decision is no longer open")
+		}
+	}
+	if err != nil {
+		t = b.storeFailed(d, t, err)
+	}
+	b.finish(d, t)
+	return err
+}
+
+// storeFailed records that the store refused transition t and returns the
+// fail-closed transition that replaces it.
+func (b *Broker) storeFailed(d *Decision, t Transition, err error) Transition {
+	b.log.Error("confirm: cannot record decision outcome; failing closed",
+		"decision", d.id, "session", d.snap.SessionID, "wanted", t.Status, "err", err)
+	f := Transition{Status: StatusCancelled, Reason: ReasonStoreError, At: b.now().UTC()}
+	d.mu.Lock()
+	f.Event = d.addEvent(f.At, EventCancelled, "", ReasonStoreError+": "+err.Error())
+	d.mu.Unlock()
+	if b.store != nil { // best effort: the row may still be open
+		_, _ = b.store.Claim(context.Background(), d.id, f)
+	}
+	return f
+}
+
+// finish applies the final transition t to d in memory and notifies.
+func (b *Broker) finish(d *Decision, t Transition) {
+	d.mu.Lock()
+	optionID := outcomeFor(d.snap.Options, t.Status, t.Reason, t.Answer)
+	text := ""
+	if t.Status == StatusAnswered && t.Answer != nil {
+		text = t.Answer.Text
+		a := *t.Answer
+		d.answer = &a
+	}
+	d.status = t.Status
+	d.result = buildResult(optionID, text)
+	d.res = Resolution{Status: t.Status, OptionID: optionID, Text: text, By: t.By, Reason: t.Reason, At: t.At}
+	d.claiming = false
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+	var others []Presenter
+	var evs []Event
+	for _, id := range d.order {
+		h := d.hosts[id]
+		if id == t.By || h.presenting || !h.presented || h.withdrawn {
+			continue // a host still in Present withdraws itself when it returns
+		}
+		h.withdrawn = true
+		others = append(others, h.p)
+		evs = append(evs, d.addEvent(t.At, EventWithdrawn, id, ""))
+	}
+	res := d.res
+	close(d.done)
+	d.mu.Unlock()
+	b.persist(d, evs...)
+	for _, p := range others {
+		p.Withdraw(d, res)
+	}
+	b.retire(d)
+	if res.Status != StatusAnswered {
+		b.log.Info("confirm: decision closed without an answer", "decision", d.id, "session", d.snap.SessionID,
+			"status", res.Status, "reason", res.Reason, "agentGets", res.OptionID)
+	}
+}
+
+// retire moves d from its session's open set to its recent closed ones,
+// forgetting the oldest beyond KeepClosedPerSession (the store keeps them).
+func (b *Broker) retire(d *Decision) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.sessions[d.snap.SessionID]
+	if s == nil || s.open[d.id] != d {
+		return
+	}
+	delete(s.open, d.id)
+	s.closed = append(s.closed, d)
+	for len(s.closed) > b.opts.KeepClosedPerSession {
+		old := s.closed[0]
+		s.closed = s.closed[1:]
+		if b.byID[old.id] == old {
+			delete(b.byID, old.id)
+		}
+	}
+}
+
+// startTimer arms d's timeout. Its callback counts as in-flight work of Run.
+func (b *Broker) startTimer(d *Decision, timeout time.Duration) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.status.Closed() {
+		return
+	}
+	d.timer = time.AfterFunc(timeout, func() {
+		if !b.enter() {
+			return
+		}
+		defer b.inflight.Done()
+		b.close(d, StatusTimedOut, ReasonTimeout, "")
+	})
+}
+
+// enter registers a timer callback with Run unless the broker stopped.
+func (b *Broker) enter() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopped {
+		return false
+	}
+	b.inflight.Add(1)
+	return true
+}
+
+// openDecisions returns the open decisions of sessionID, or of every session
+// when sessionID is "".
+func (b *Broker) openDecisions(sessionID string) []*Decision {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []*Decision
+	for id, s := range b.sessions {
+		if sessionID != "" && id != sessionID {
+			continue
+		}
+		for _, d := range s.open {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// CancelSession handles session/cancel from any host (ACP "Prompt Turn /
+// Cancellation"): every open decision of sessionID is cancelled, the agent
+// gets {"outcome":"cancelled"} for each (the waiting Ask calls return it),
+// every host's copy is withdrawn and later answers conflict. reason (for
+// example "session/cancel from host ide-1") goes to the journal. A claim
+// already in flight completes first.
+func (b *Broker) CancelSession(sessionID, reason string) {
+	for _, d := range b.openDecisions(sessionID) {
+		b.close(d, StatusCancelled, ReasonSessionCancelled, reason)
+	}
+}
+
+// CancelRequest handles the agent's own $/cancel_request for its pending
+// session/request_permission agentKey (ACP request-cancellation RFD): the
+// decision is cancelled with reason agent_cancelled, copies are withdrawn and
+// the waiting Ask returns an error wrapping acp.ErrRequestCancelled (-32800).
+// It reports whether an open decision was cancelled.
+func (b *Broker) CancelRequest(sessionID, agentKey string) bool {
+	b.mu.Lock()
+	d := b.byID[DecisionID(sessionID, agentKey)]
+	b.mu.Unlock()
+	return d != nil && b.close(d, StatusCancelled, ReasonAgentCancelled, "$/cancel_request from the agent")
+}
+
+// AgentExited cancels every open decision with reason agent_exited: the
+// agent process ended, so none of its requests can be answered.
+func (b *Broker) AgentExited() {
+	for _, d := range b.openDecisions("") {
+		b.close(d, StatusCancelled, ReasonAgentExited, "")
+	}
+}
+
+// Run waits until ctx ends, then refuses new requests, cancels every open
+// decision with reason bridge_shutdown (the agent gets "cancelled") and
+// waits for the timer callbacks it started. It always returns nil. Running
+// it is optional; without it decisions still time out.
+func (b *Broker) Run(ctx context.Context) error {
+	<-ctx.Done()
+	b.mu.Lock()
+	b.stopped = true
+	b.mu.Unlock()
+	for _, d := range b.openDecisions("") {
+		b.close(d, StatusCancelled, ReasonBridgeShutdown, context.Cause(ctx).Error())
+	}
+	b.inflight.Wait()
+	return nil
+}

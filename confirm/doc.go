@@ -1,0 +1,29 @@
+// Package confirm is the confirmation broker of acpmux: every ACP
+// session/request_permission from the agent becomes a Decision that every
+// eligible host can answer, exactly once, safely.
+//
+// It follows ACP protocol version 1, "Tool Calls / Requesting Permission"
+// (https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission),
+// "Prompt Turn / Cancellation" and the request-cancellation RFD
+// ($/cancel_request). The life of a decision is documented for users in
+// docs/decisions.md.
+//
+// Invariants:
+//
+//   - The agent only ever receives a result the broker serialised itself from
+//     validated fields: {"outcome":{"outcome":"selected","optionId":X}} with X
+//     in the exact offered set, or {"outcome":{"outcome":"cancelled"}}. A
+//     host's bytes are never forwarded.
+//   - The first valid answer wins. The claim is a compare-and-swap in memory
+//     followed by UPDATE ... WHERE status='open' (rows affected checked) in
+//     the store, inside one BEGIN IMMEDIATE transaction that also writes the
+//     journal event. A decision leaves the open status once and never again.
+//   - Fail closed: a timeout, no eligible host, a stale snapshot or a store
+//     error answer the agent with an offered reject_once option, else
+//     reject_always, and {"outcome":"cancelled"} only when no reject option
+//     is offered or the prompt turn was cancelled.
+//   - The broker starts no goroutine of its own except the timer callbacks of
+//     open decisions; Run waits for the work they start.
+//
+// Only store.go imports the SQLite driver.
+package confirm

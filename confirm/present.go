@@ -1,0 +1,136 @@
+package confirm
+
+import "context"
+
+// presentAll presents d to every presenter of ps that does not hold a copy
+// yet. All of them are registered as presenting first, so that an early
+// abstention does not leave d without an eligible host while the rest are
+// still being presented to.
+func (b *Broker) presentAll(d *Decision, ps []Presenter) {
+	d.mu.Lock()
+	if d.status.Closed() {
+		d.mu.Unlock()
+		return
+	}
+	var todo []*hostState
+	for _, p := range ps {
+		id := p.HostID()
+		h := d.hosts[id]
+		if h != nil && !h.abstained {
+			continue // already presented, or being presented to
+		}
+		if h == nil {
+			d.order = append(d.order, id)
+		}
+		h = &hostState{p: p, presenting: true}
+		d.hosts[id] = h
+		todo = append(todo, h)
+	}
+	d.mu.Unlock()
+	for _, h := range todo {
+		b.presentOne(d, h)
+	}
+}
+
+// presentOne calls Present outside the lock and records the outcome. If d
+// closed meanwhile, the host's copy is withdrawn here, after Present, so a
+// host never sees the withdrawal before the presentation.
+func (b *Broker) presentOne(d *Decision, h *hostState) {
+	id := h.p.HostID()
+	err := h.p.Present(d)
+	now := b.now().UTC()
+	d.mu.Lock()
+	h.presenting = false
+	var evs []Event
+	withdraw := false
+	if err != nil {
+		h.abstained = true
+		evs = append(evs, d.addEvent(now, EventAbstained, id, "present failed: "+err.Error()))
+	} else {
+		h.presented = true
+		evs = append(evs, d.addEvent(now, EventPresented, id, ""))
+		if d.status.Closed() && id != d.res.By && !h.withdrawn {
+			h.withdrawn, withdraw = true, true
+			evs = append(evs, d.addEvent(now, EventWithdrawn, id, ""))
+		}
+	}
+	res := d.res
+	d.mu.Unlock()
+	b.persist(d, evs...)
+	if withdraw {
+		h.p.Withdraw(d, res)
+	}
+}
+
+// checkEligible fails d closed when it is open, no claim is in flight, and
+// no host holds a copy it may still answer.
+func (b *Broker) checkEligible(d *Decision) {
+	d.mu.Lock()
+	none := !d.status.Closed() && !d.claiming && !d.eligible()
+	d.mu.Unlock()
+	if none {
+		b.close(d, StatusCancelled, ReasonNoEligibleHost, "")
+	}
+}
+
+// AddPresenter presents every still-open decision of sessionID to p, a host
+// that attached after they opened (a web page, a reconnecting client). A
+// host id that had abstained from a decision is presented it again.
+func (b *Broker) AddPresenter(sessionID string, p Presenter) {
+	for _, d := range b.openDecisions(sessionID) {
+		<-d.ready
+		b.presentAll(d, []Presenter{p})
+		b.checkEligible(d)
+	}
+}
+
+// Abstain records that host hostID will not answer decision decisionID (it
+// disconnected, its queue overflowed, it answered with a JSON-RPC error);
+// reason goes to the journal. When no eligible host remains, the decision
+// fails closed with reason no_eligible_host. Unknown ids are ignored.
+func (b *Broker) Abstain(decisionID, hostID, reason string) {
+	d := b.lookup(context.Background(), decisionID)
+	if d == nil {
+		return
+	}
+	b.abstain(d, hostID, reason)
+}
+
+func (b *Broker) abstain(d *Decision, hostID, reason string) {
+	d.mu.Lock()
+	h := d.hosts[hostID]
+	if h == nil || h.abstained {
+		d.mu.Unlock()
+		return
+	}
+	h.abstained = true
+	ev := d.addEvent(b.now().UTC(), EventAbstained, hostID, reason)
+	d.mu.Unlock()
+	b.persist(d, ev)
+	b.checkEligible(d)
+}
+
+// RemovePresenter makes host hostID abstain from every open decision, for a
+// host that disconnected; reason goes to the journal.
+func (b *Broker) RemovePresenter(hostID, reason string) {
+	for _, d := range b.openDecisions("") {
+		<-d.ready
+		b.abstain(d, hostID, reason)
+	}
+}
+
+// lookup returns the in-memory decision id once it is ready, or nil.
+func (b *Broker) lookup(ctx context.Context, id string) *Decision {
+	b.mu.Lock()
+	d := b.byID[id]
+	b.mu.Unlock()
+	if d == nil {
+		return nil
+	}
+	select {
+	case <-d.ready:
+		return d
+	case <-ctx.Done():
+		return nil
+	}
+}

@@ -1,0 +1,491 @@
+package confirm
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // pure-Go SQLite driver "sqlite"; only this file imports it
+)
+
+// Store keeps decisions and their journals durably. The broker calls it
+// outside its locks; implementations must be safe for concurrent use.
+// Times are stored with nanosecond precision in UTC.
+type Store interface {
+	// Insert creates the row of rec (whose Events hold the "opened" event)
+	// unless a decision with rec.ID exists. It returns the stored record and
+	// whether it was created now; an existing record is returned unchanged.
+	Insert(ctx context.Context, rec Record) (Record, bool, error)
+	// Claim moves decision id from open to t.Status and appends t.Event, in
+	// one transaction (UPDATE ... WHERE status='open', rows affected checked).
+	// won is false when the row was not open (or does not exist).
+	Claim(ctx context.Context, id string, t Transition) (won bool, err error)
+	// Append adds ev to the journal of decision id; an event whose Seq is
+	// already stored is ignored. A "delivered" event also sets DeliveredAt.
+	Append(ctx context.Context, id string, ev Event) error
+	// Get returns decision id with its journal, or an error wrapping
+	// ErrNotFound.
+	Get(ctx context.Context, id string) (Record, error)
+	// List returns up to limit decisions of sessionID, oldest first, without
+	// their journals (Events nil).
+	List(ctx context.Context, sessionID string, limit int) ([]Record, error)
+}
+
+// Record is the stored form of a decision.
+type Record struct {
+	ID          string
+	Snapshot    Snapshot // Snapshot.Request holds the exact request bytes
+	Status      Status
+	CreatedAt   time.Time
+	Deadline    time.Time
+	Answer      *Answer // nil unless answered
+	ResolvedBy  string
+	Reason      string
+	ClosedAt    time.Time // zero while open
+	DeliveredAt time.Time // zero until the result was handed to the bridge
+	Events      []Event
+}
+
+// Transition is the one move of a decision out of the open status.
+type Transition struct {
+	Status Status
+	Answer *Answer
+	By     string // winning host id, "" when the broker closed it
+	Reason string
+	At     time.Time
+	Event  Event // the terminal journal event, written in the same transaction
+}
+
+// SQLiteStore is the Store on an SQLite database (modernc.org/sqlite, pure
+// Go). A file database runs in WAL mode with synchronous=FULL (a decision
+// acknowledged to a host survives power loss), busy_timeout 5s, foreign
+// keys on, and every transaction starts with BEGIN IMMEDIATE so claims never
+// fail with SQLITE_BUSY on lock upgrade. Safe for concurrent use, also by
+// several processes sharing one file.
+type SQLiteStore struct {
+	db        *sql.DB
+	path      string
+	owner     string     // this store's owner tag: host/pid/instance
+	wmu       sync.Mutex // serialises this process's write transactions
+	recovered int
+}
+
+// DefaultStatePath returns the default store file:
+// $XDG_STATE_HOME/acpmux/state.db, or ~/.local/state/acpmux/state.db when
+// XDG_STATE_HOME is unset or not absolute (XDG Base Directory spec). It
+// fails only when the home directory is unknown.
+func DefaultStatePath() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "acpmux", "state.db"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("default state path: %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "acpmux", "state.db"), nil
+}
+
+// MemoryPath is the OpenStore path for a store that keeps nothing on disk:
+// an SQLite database in memory, lost when the process ends (--state :memory:).
+const MemoryPath = ":memory:"
+
+// OpenStore opens (creating it and its directory, mode 0700, if needed) the
+// SQLite store at path, or an in-memory one for MemoryPath. It applies the
+// pending schema migrations (table schema_version), then cancels, with
+// reason bridge_restart, every decision a previous process left open: their
+// agent requests no longer exist. A decision is left over when the process
+// that opened it (recorded as host/pid/instance) is gone: same host and its
+// pid is not running, or the same process but a store instance that was
+// closed; or when its deadline passed. Decisions of a live acpmux process
+// sharing the file are left alone. The caller must Close the store.
+func OpenStore(path string) (*SQLiteStore, error) {
+	dsn, err := storeDSN(path)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if path == MemoryPath {
+		db.SetMaxOpenConns(1) // each connection would be a separate database
+	} else {
+		db.SetMaxOpenConns(4)
+	}
+	s := &SQLiteStore{db: db, path: path, owner: newOwner()}
+	if err := s.migrate(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if s.recovered, err = s.cancelLeftOpen(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	liveOwners.add(s.owner)
+	return s, nil
+}
+
+func storeDSN(path string) (string, error) {
+	const common = "_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_txlock=immediate"
+	if path == MemoryPath {
+		return ":memory:?" + common, nil
+	}
+	if path == "" || strings.ContainsAny(path, "?#") {
+		return "", fmt.Errorf("open store: invalid path %q", path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", fmt.Errorf("open store: %w", err)
+	}
+	return "file:" + path + "?" + common + "&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)", nil
+}
+
+// Path returns the path the store was opened with.
+func (s *SQLiteStore) Path() string { return s.path }
+
+// Recovered returns how many decisions OpenStore found open and cancelled
+// with reason bridge_restart.
+func (s *SQLiteStore) Recovered() int { return s.recovered }
+
+// Close closes the database. Decisions it left open are cancelled by the
+// next OpenStore of the same file.
+func (s *SQLiteStore) Close() error {
+	liveOwners.remove(s.owner)
+	return s.db.Close()
+}
+
+// migrations are applied in order; migration i brings the schema to version
+// i+1. Never edit a released one: append a new one.
+var migrations = []string{
+	`CREATE TABLE decisions (
+		id             TEXT PRIMARY KEY,
+		session_id     TEXT NOT NULL,
+		agent_key      TEXT NOT NULL,
+		owner          TEXT NOT NULL,
+		status         TEXT NOT NULL CHECK (status IN ('open','answered','timed_out','cancelled')),
+		request        BLOB NOT NULL,
+		snapshot       TEXT NOT NULL,
+		created_at     INTEGER NOT NULL,
+		deadline       INTEGER NOT NULL,
+		answer_option  TEXT,
+		answer_text    TEXT,
+		resolved_by    TEXT NOT NULL DEFAULT '',
+		reason         TEXT NOT NULL DEFAULT '',
+		closed_at      INTEGER,
+		delivered_at   INTEGER
+	);
+	CREATE INDEX decisions_by_session ON decisions (session_id, created_at);
+	CREATE INDEX decisions_open ON decisions (status) WHERE status = 'open';
+	CREATE TABLE decision_events (
+		decision_id TEXT NOT NULL REFERENCES decisions (id),
+		seq         INTEGER NOT NULL,
+		at          INTEGER NOT NULL,
+		type        TEXT NOT NULL,
+		host        TEXT NOT NULL DEFAULT '',
+		detail      TEXT NOT NULL DEFAULT '',
+		PRIMARY KEY (decision_id, seq)
+	);`,
+}
+
+func (s *SQLiteStore) migrate() error {
+	ctx := context.Background()
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("create schema_version: %w", err)
+	}
+	for {
+		done, err := s.migrateOne(ctx)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+// migrateOne applies the next pending migration in its own transaction and
+// reports whether the schema was already current.
+func (s *SQLiteStore) migrateOne(ctx context.Context) (bool, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	var v int
+	err = tx.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		_, err = tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (0)`)
+	}
+	if err != nil {
+		return false, fmt.Errorf("read schema_version: %w", err)
+	}
+	if v > len(migrations) {
+		return false, fmt.Errorf("schema version %d is newer than this acpmux (%d)", v, len(migrations))
+	}
+	if v == len(migrations) {
+		return true, tx.Commit()
+	}
+	if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+		return false, fmt.Errorf("migration %d: %w", v+1, err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, v+1); err != nil {
+		return false, err
+	}
+	return false, tx.Commit()
+}
+
+// cancelLeftOpen closes every left-over open row with reason bridge_restart.
+func (s *SQLiteStore) cancelLeftOpen() (int, error) {
+	ctx := context.Background()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	now := time.Now().UTC().UnixNano()
+	ids, err := leftOpen(ctx, tx, now)
+	if err != nil {
+		return 0, err
+	}
+	for _, id := range ids {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO decision_events (decision_id, seq, at, type, detail)
+			VALUES (?, COALESCE((SELECT MAX(seq) FROM decision_events WHERE decision_id = ?), 0) + 1, ?, ?, ?)`,
+			id, id, now, EventCancelled, ReasonBridgeRestart); err != nil {
+			return 0, fmt.Errorf("journal bridge_restart: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE decisions SET status = 'cancelled', reason = ?, closed_at = ?
+			WHERE id = ? AND status = 'open'`, ReasonBridgeRestart, now, id); err != nil {
+			return 0, fmt.Errorf("cancel left-open decision: %w", err)
+		}
+	}
+	return len(ids), tx.Commit()
+}
+
+// leftOpen returns the open decisions whose process is gone or whose
+// deadline (nanoseconds) passed.
+func leftOpen(ctx context.Context, tx *sql.Tx, now int64) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, owner, deadline FROM decisions WHERE status = 'open'`)
+	if err != nil {
+		return nil, fmt.Errorf("find left-open decisions: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id, owner string
+		var deadline int64
+		if err := rows.Scan(&id, &owner, &deadline); err != nil {
+			return nil, err
+		}
+		if deadline < now || !ownerAlive(owner) {
+			ids = append(ids, id)
+		}
+	}
+	return ids, rows.Err()
+}
+
+// Insert implements Store.
+func (s *SQLiteStore) Insert(ctx context.Context, rec Record) (Record, bool, error) {
+	created, err := s.insert(ctx, rec)
+	if err != nil {
+		return Record{}, false, fmt.Errorf("store insert: %w", err)
+	}
+	if !created {
+		got, err := s.Get(ctx, rec.ID)
+		return got, false, err
+	}
+	return rec, true, nil
+}
+
+// insert writes rec and its events unless the id exists.
+func (s *SQLiteStore) insert(ctx context.Context, rec Record) (bool, error) {
+	snap, err := json.Marshal(rec.Snapshot)
+	if err != nil {
+		return false, err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `INSERT INTO decisions
+		(id, session_id, agent_key, owner, status, request, snapshot, created_at, deadline)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		rec.ID, rec.Snapshot.SessionID, rec.Snapshot.AgentKey, s.owner, string(rec.Status),
+		[]byte(rec.Snapshot.Request), string(snap), nanos(rec.CreatedAt), nanos(rec.Deadline))
+	if err != nil {
+		return false, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return false, err
+	}
+	for _, ev := range rec.Events {
+		if err := insertEvent(ctx, tx, rec.ID, ev); err != nil {
+			return false, err
+		}
+	}
+	return true, tx.Commit()
+}
+
+// Claim implements Store: one BEGIN IMMEDIATE transaction with the
+// conditional UPDATE and the journal event.
+func (s *SQLiteStore) Claim(ctx context.Context, id string, t Transition) (bool, error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("store claim: %w", err)
+	}
+	defer tx.Rollback()
+	var opt, text any
+	if t.Answer != nil {
+		opt, text = t.Answer.OptionID, t.Answer.Text
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE decisions SET status = ?, answer_option = ?, answer_text = ?,
+		resolved_by = ?, reason = ?, closed_at = ? WHERE id = ? AND status = 'open'`,
+		string(t.Status), opt, text, t.By, t.Reason, nanos(t.At), id)
+	if err != nil {
+		return false, fmt.Errorf("store claim: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return false, err
+	}
+	if err := insertEvent(ctx, tx, id, t.Event); err != nil {
+		return false, fmt.Errorf("store claim: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("store claim: %w", err)
+	}
+	return true, nil
+}
+
+// Append implements Store.
+func (s *SQLiteStore) Append(ctx context.Context, id string, ev Event) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if ev.Type != EventDelivered {
+		if err := insertEvent(ctx, s.db, id, ev); err != nil {
+			return fmt.Errorf("store append: %w", err)
+		}
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store append: %w", err)
+	}
+	defer tx.Rollback()
+	if err := insertEvent(ctx, tx, id, ev); err != nil {
+		return fmt.Errorf("store append: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE decisions SET delivered_at = COALESCE(delivered_at, ?) WHERE id = ?`,
+		nanos(ev.At), id); err != nil {
+		return fmt.Errorf("store append: %w", err)
+	}
+	return tx.Commit()
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func insertEvent(ctx context.Context, x execer, id string, ev Event) error {
+	_, err := x.ExecContext(ctx, `INSERT INTO decision_events (decision_id, seq, at, type, host, detail)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, id, ev.Seq, nanos(ev.At), ev.Type, ev.Host, ev.Detail)
+	return err
+}
+
+const recordColumns = `id, status, request, snapshot, created_at, deadline, answer_option, answer_text,
+	resolved_by, reason, closed_at, delivered_at`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanRecord(sc scanner) (Record, error) {
+	var (
+		r                 Record
+		status, snap      string
+		req               []byte
+		created, deadline int64
+		opt, text         sql.NullString
+		closed, delivered sql.NullInt64
+	)
+	if err := sc.Scan(&r.ID, &status, &req, &snap, &created, &deadline, &opt, &text,
+		&r.ResolvedBy, &r.Reason, &closed, &delivered); err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal([]byte(snap), &r.Snapshot); err != nil {
+		return r, fmt.Errorf("decision %s: snapshot: %w", r.ID, err)
+	}
+	r.Snapshot.Request = req
+	r.Status = Status(status)
+	r.CreatedAt, r.Deadline = fromNanos(created), fromNanos(deadline)
+	if opt.Valid || text.Valid {
+		r.Answer = &Answer{OptionID: opt.String, Text: text.String}
+	}
+	if closed.Valid {
+		r.ClosedAt = fromNanos(closed.Int64)
+	}
+	if delivered.Valid {
+		r.DeliveredAt = fromNanos(delivered.Int64)
+	}
+	return r, nil
+}
+
+// Get implements Store.
+func (s *SQLiteStore) Get(ctx context.Context, id string) (Record, error) {
+	row := s.db.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM decisions WHERE id = ?`, id)
+	r, err := scanRecord(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if err != nil {
+		return r, fmt.Errorf("store get: %w", err)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, at, type, host, detail FROM decision_events
+		WHERE decision_id = ? ORDER BY seq`, id)
+	if err != nil {
+		return r, fmt.Errorf("store get: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ev Event
+		var at int64
+		if err := rows.Scan(&ev.Seq, &at, &ev.Type, &ev.Host, &ev.Detail); err != nil {
+			return r, fmt.Errorf("store get: %w", err)
+		}
+		ev.At = fromNanos(at)
+		r.Events = append(r.Events, ev)
+	}
+	return r, rows.Err()
+}
+
+// List implements Store.
+func (s *SQLiteStore) List(ctx context.Context, sessionID string, limit int) ([]Record, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+recordColumns+` FROM decisions
+		WHERE session_id = ? ORDER BY created_at DESC, id LIMIT ?`, sessionID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store list: %w", err)
+	}
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store list: %w", err)
+		}
+		out = append(out, r)
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, rows.Err()
+}
+
+func nanos(t time.Time) int64 { return t.UTC().UnixNano() }
+
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }

@@ -1,0 +1,160 @@
+package confirm
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/acpmux/acpmux/acp"
+)
+
+// View is a decision as the HTTP API and the CLI show it (JSON in
+// camelCase; docs/decisions.md, "The decision object"). Answer is null while
+// open; Reason, ResolvedBy and ClosedAt are set once closed; Events is the
+// ordered journal.
+type View struct {
+	ID                  string                 `json:"id"`
+	SessionID           string                 `json:"sessionId"`
+	Status              Status                 `json:"status"`
+	Reason              string                 `json:"reason,omitempty"`
+	Title               string                 `json:"title"`
+	ToolCall            acp.ToolCallUpdate     `json:"toolCall"`
+	Command             string                 `json:"command,omitempty"`
+	Classification      *Classification        `json:"classification,omitempty"`
+	Warnings            []string               `json:"warnings"`
+	Options             []acp.PermissionOption `json:"options"`
+	AllowFreeText       bool                   `json:"allowFreeText"`
+	Answer              *Answer                `json:"answer"`
+	ResolvedBy          string                 `json:"resolvedBy,omitempty"`
+	CreatedAt           time.Time              `json:"createdAt"`
+	Deadline            time.Time              `json:"deadline"`
+	ClosedAt            *time.Time             `json:"closedAt,omitempty"`
+	Delivered           bool                   `json:"delivered"`
+	Cwd                 string                 `json:"cwd"`
+	ModeRevision        uint64                 `json:"modeRevision"`
+	RequestSHA256       string                 `json:"requestSha256"`
+	DisplayedText       string                 `json:"displayedText"`
+	DisplayedTextSHA256 string                 `json:"displayedTextSha256"`
+	Events              []Event                `json:"events"`
+}
+
+// SessionView is one session in the HTTP API's session list.
+type SessionView struct {
+	SessionID     string    `json:"sessionId"`
+	Cwd           string    `json:"cwd"`
+	OpenDecisions int       `json:"openDecisions"`
+	Decisions     int       `json:"decisions"` // decisions of this process still in memory
+	LastActivity  time.Time `json:"lastActivity"`
+}
+
+// viewOf fills the immutable fields of a view from a snapshot.
+func viewOf(id string, s Snapshot, created, deadline time.Time) View {
+	s = s.clone()
+	if s.Warnings == nil {
+		s.Warnings = []string{}
+	}
+	return View{ID: id, SessionID: s.SessionID, Title: s.Title, ToolCall: s.ToolCall, Command: s.Command,
+		Classification: s.Classification, Warnings: s.Warnings, Options: s.Options, AllowFreeText: s.AllowFreeText,
+		CreatedAt: created, Deadline: deadline, Cwd: s.Cwd, ModeRevision: s.ModeRevision,
+		RequestSHA256: s.RequestSHA256, DisplayedText: s.DisplayedText, DisplayedTextSHA256: s.DisplayedTextSHA256,
+		Events: []Event{}}
+}
+
+// viewOfRecord builds the view of a stored decision.
+func viewOfRecord(r Record) View {
+	v := viewOf(r.ID, r.Snapshot, r.CreatedAt, r.Deadline)
+	v.Status = r.Status
+	v.Answer = r.Answer
+	if r.Status.Closed() {
+		v.Reason, v.ResolvedBy = r.Reason, r.ResolvedBy
+		at := r.ClosedAt
+		v.ClosedAt = &at
+	}
+	v.Delivered = !r.DeliveredAt.IsZero()
+	if r.Events != nil {
+		v.Events = r.Events
+	}
+	return v
+}
+
+// Sessions returns the sessions this broker knows (from TrackSession, Ask,
+// ToolCallUpdate or AddPresenter), sorted by session id.
+func (b *Broker) Sessions() []SessionView {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]SessionView, 0, len(b.sessions))
+	for _, s := range b.sessions {
+		out = append(out, SessionView{SessionID: s.id, Cwd: s.cwd, OpenDecisions: len(s.open),
+			Decisions: len(s.open) + len(s.closed), LastActivity: s.last})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].SessionID < out[j].SessionID })
+	return out
+}
+
+// HasSession reports whether the broker knows session sessionID.
+func (b *Broker) HasSession(sessionID string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sessions[sessionID] != nil
+}
+
+// maxListed bounds the stored decisions Decisions reads for one session.
+const maxListed = 1000
+
+// Decisions returns the decisions of sessionID, oldest first: the ones in
+// memory with their journals, plus up to 1000 stored ones (from earlier
+// processes or evicted from memory) without their journals (Events empty;
+// Decision returns it). An error comes only from the store.
+func (b *Broker) Decisions(ctx context.Context, sessionID string) ([]View, error) {
+	b.mu.Lock()
+	var ds []*Decision
+	if s := b.sessions[sessionID]; s != nil {
+		ds = append(ds, s.closed...)
+		for _, d := range s.open {
+			ds = append(ds, d)
+		}
+	}
+	b.mu.Unlock()
+	seen := make(map[string]bool, len(ds))
+	out := make([]View, 0, len(ds))
+	for _, d := range ds {
+		seen[d.id] = true
+		out = append(out, d.View())
+	}
+	if b.store != nil {
+		recs, err := b.store.List(ctx, sessionID, maxListed)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range recs {
+			if !seen[r.ID] {
+				out = append(out, viewOfRecord(r))
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
+	return out, nil
+}
+
+// Decision returns decision decisionID of session sessionID with its
+// journal, from memory or else from the store. The error wraps ErrNotFound
+// when there is no such decision in that session.
+func (b *Broker) Decision(ctx context.Context, sessionID, decisionID string) (View, error) {
+	b.mu.Lock()
+	d := b.byID[decisionID]
+	b.mu.Unlock()
+	if d != nil && d.snap.SessionID == sessionID {
+		return d.View(), nil
+	}
+	if b.store == nil {
+		return View{}, ErrNotFound
+	}
+	r, err := b.store.Get(ctx, decisionID)
+	if err != nil {
+		return View{}, err
+	}
+	if r.Snapshot.SessionID != sessionID {
+		return View{}, ErrNotFound
+	}
+	return viewOfRecord(r), nil
+}
