@@ -208,16 +208,24 @@ func skipSpace(b []byte, i int) int {
 }
 
 // skipString returns the index after the string starting at b[i] == '"'.
+// It jumps between quotes with bytes.IndexByte and counts the backslashes
+// before each quote to tell an escaped one.
 func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
+	start := i + 1
+	for i = start; ; i++ {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			return len(b)
+		}
+		i += j
+		n := 0
+		for k := i - 1; k >= start && b[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
 			return i + 1
 		}
 	}
-	return i
 }
 
 // skipValue returns the index after the JSON value starting at b[i]. b must

@@ -88,3 +88,39 @@ func OnlyMembers(obj []byte, names ...string) bool {
 	}
 	return true
 }
+
+// Members finds the members names of the JSON object obj in one pass: the
+// span (relative to obj) of names[i]'s value goes to spans[i] (zero when
+// absent; len(spans) must be len(names)). It reports whether obj is an
+// object and whether it has members other than names. Keys are compared as
+// written (escaped keys never match).
+func Members(obj []byte, names []string, spans []Span) (isObject, others bool) {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return false, false
+	}
+	i = skipSpace(obj, i+1)
+	for i < len(obj) && obj[i] == '"' {
+		kEnd := skipString(obj, i)
+		key := obj[i+1 : kEnd-1]
+		i = skipSpace(obj, kEnd)
+		i = skipSpace(obj, i+1)
+		vEnd := skipValue(obj, i)
+		found := false
+		for n, name := range names {
+			if string(key) == name {
+				if !spans[n].Present() {
+					spans[n] = Span{i, vEnd}
+				}
+				found = true
+				break
+			}
+		}
+		others = others || !found
+		i = skipSpace(obj, vEnd)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+	return true, others
+}

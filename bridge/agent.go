@@ -14,9 +14,9 @@ import (
 // Agent is the ACP agent subprocess. It runs in its own process group so
 // that shutdown reaches every process it started (shell wrappers included).
 type Agent struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	conn  Conn
+	cmd    *exec.Cmd
+	stdout *os.File // read end of the agent's stdout
+	conn   Conn
 
 	waitOnce sync.Once
 	exited   chan struct{} // closed when the process has been reaped
@@ -48,21 +48,35 @@ func StartAgent(opts AgentOptions) (*Agent, error) {
 	cmd := exec.Command(opts.Argv[0], opts.Argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stderr = opts.Dir, opts.Env, opts.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
+	// Pipes of our own, not StdoutPipe: exec.Cmd.Wait closes those as soon
+	// as the process exits, which would lose output still in the pipe.
+	childIn, stdin, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("start agent: %w", err)
 	}
-	stdout, err := cmd.StdoutPipe()
+	stdout, childOut, err := os.Pipe()
 	if err != nil {
+		childIn.Close()
+		stdin.Close()
 		return nil, fmt.Errorf("start agent: %w", err)
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdin, cmd.Stdout = childIn, childOut
+	err = cmd.Start()
+	childIn.Close()
+	childOut.Close()
+	if err != nil {
+		stdin.Close()
+		stdout.Close()
 		return nil, fmt.Errorf("start agent %q: %w", opts.Argv[0], err)
 	}
-	a := &Agent{cmd: cmd, stdin: stdin, exited: make(chan struct{})}
+	a := &Agent{cmd: cmd, stdout: stdout, exited: make(chan struct{})}
 	a.conn = NewNDJSONConn(stdout, stdin, stdin, opts.MaxLineBytes)
 	return a, nil
 }
+
+// closeStdout unblocks a read of the agent's stdout that waits for output
+// the agent's descendants keep the pipe open for.
+func (a *Agent) closeStdout() { a.stdout.Close() }
 
 // Pid returns the agent's process id (also its process group id).
 func (a *Agent) Pid() int { return a.cmd.Process.Pid }

@@ -159,7 +159,13 @@ func (b *Bridge) Run(ctx context.Context) int {
 	}
 	<-b.agent.Exited()
 	b.agent.Signal(syscall.SIGKILL) // anything the agent left in its process group
-	<-readDone
+	select {
+	case <-readDone:
+	case <-time.After(b.opts.GracePeriod):
+		// A descendant outside the process group holds stdout open.
+		b.agent.closeStdout()
+		<-readDone
+	}
 	b.agentExited()
 	b.permWG.Wait()
 	wg.Wait()

@@ -64,29 +64,43 @@ func (l *replayLog) append(msg, params, update []byte) {
 	l.evict()
 }
 
-// chunkOf returns the chunk run msg would start, or nil if it must be kept
-// as it is.
+// chunkOf returns the chunk run a notification with these params (and
+// their member update) would start, or nil if it must be kept as it is.
 func chunkOf(params, update []byte) *chunkRun {
-	kind := acp.MemberString(update, "sessionUpdate")
-	if !chunkKinds[kind] || !acp.OnlyMembers(update, "sessionUpdate", "content", "messageId") ||
-		!acp.OnlyMembers(params, "sessionId", "update") {
+	var u [3]acp.Span
+	if _, others := acp.Members(update, updateMembers, u[:]); others {
 		return nil
 	}
-	content := acp.MemberBytes(update, "content")
-	if acp.MemberString(content, "type") != "text" || !acp.OnlyMembers(content, "type", "text") {
+	kind, _ := acp.StringValue(u[0].Bytes(update))
+	if !chunkKinds[kind] {
 		return nil
 	}
-	text := acp.MemberBytes(content, "text")
+	var p [2]acp.Span
+	if _, others := acp.Members(params, paramsMembers, p[:]); others {
+		return nil
+	}
+	content := u[1].Bytes(update)
+	var c [2]acp.Span
+	if _, others := acp.Members(content, contentMembers, c[:]); others || string(c[0].Bytes(content)) != `"text"` {
+		return nil
+	}
+	text := c[1].Bytes(content)
 	if len(text) < 2 || text[0] != '"' {
 		return nil
 	}
 	return &chunkRun{
-		session:   acp.MemberBytes(params, "sessionId"),
+		session:   p[0].Bytes(params),
 		kind:      kind,
-		messageID: acp.MemberBytes(update, "messageId"),
+		messageID: u[2].Bytes(update),
 		text:      text[1 : len(text)-1],
 	}
 }
+
+var (
+	updateMembers  = []string{"sessionUpdate", "content", "messageId"}
+	paramsMembers  = []string{"sessionId", "update"}
+	contentMembers = []string{"type", "text"}
+)
 
 func (l *replayLog) last() *replayEntry {
 	if len(l.entries) == l.head {

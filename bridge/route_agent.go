@@ -101,10 +101,12 @@ func (b *Bridge) agentNotification(msg []byte, env acp.Envelope) {
 		b.agentCancel(params)
 		return
 	}
-	sid := acp.MemberString(params, "sessionId")
+	var p [2]acp.Span
+	acp.Members(params, paramsMembers, p[:])
+	sid, _ := acp.StringValue(p[0].Bytes(params))
 	var update []byte
 	if env.Method == acp.MethodSessionUpdate {
-		update = acp.MemberBytes(params, "update")
+		update = p[1].Bytes(params)
 	}
 	b.mu.Lock()
 	hosts := b.hosts
