@@ -67,6 +67,9 @@ func (b *Broker) storeFailed(d *Decision, t Transition, err error) Transition {
 	b.log.Error("confirm: cannot record decision outcome; failing closed",
 		"decision", d.id, "session", d.snap.SessionID, "wanted", t.Status, "err", err)
 	f := Transition{Status: StatusCancelled, Reason: ReasonStoreError, At: b.now().UTC()}
+	if turnEnded[t.Reason] {
+		f.Reason = t.Reason // the turn is gone either way: the agent gets "cancelled"
+	}
 	d.mu.Lock()
 	f.Event = d.addEvent(f.At, EventCancelled, "", ReasonStoreError+": "+err.Error())
 	d.mu.Unlock()

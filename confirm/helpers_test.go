@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -103,6 +104,9 @@ const cancelledResult = `{"outcome":{"outcome":"cancelled"}}`
 
 func newBroker(t testing.TB, opts confirm.Options) *confirm.Broker {
 	t.Helper()
+	if opts.Logger == nil && !testing.Verbose() {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
 	b, err := confirm.NewBroker(opts)
 	if err != nil {
 		t.Fatal(err)
