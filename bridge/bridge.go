@@ -148,7 +148,7 @@ func (b *Bridge) Run(ctx context.Context) int {
 			b.agent.Stop(b.opts.GracePeriod)
 		}
 	case <-b.primaryDone():
-		b.log.Info("host closed the connection; stopping agent", "host", b.primaryID(), "grace", b.opts.GracePeriod)
+		b.log.Debug("host closed the connection; stopping agent", "host", b.primaryID(), "grace", b.opts.GracePeriod)
 		b.closeAgentInput()
 		b.agent.Stop(b.opts.GracePeriod)
 	case <-ctx.Done():

@@ -1,0 +1,141 @@
+package httpapi
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"mime"
+	"net"
+	"net/http"
+	"strings"
+)
+
+// guard is the one gate in front of every request: Host, Origin,
+// Sec-Fetch-Site, bearer token, then for requests with a body its media type
+// and size. It is the handler New returns; the route-table test asserts it.
+type guard struct {
+	next     http.Handler
+	hosts    map[string]bool // allowed Host header values, lower case
+	tokenSum [32]byte        // sha256 of the token, so the compare is constant-time in its length too
+	noToken  bool            // no token configured: refuse everything
+	maxBody  int64
+}
+
+func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !g.hosts[strings.ToLower(r.Host)] {
+		writeError(w, http.StatusForbidden, "forbidden_host", "Host header is not this server's address (DNS rebinding protection)")
+		return
+	}
+	if code, msg := g.checkOrigin(r); code != "" {
+		writeError(w, http.StatusForbidden, code, msg)
+		return
+	}
+	if !g.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="acpmux"`)
+		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token")
+		return
+	}
+	if hasBody(r) {
+		if !isJSON(r.Header.Values("Content-Type")) {
+			writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "the body must be application/json")
+			return
+		}
+		if r.ContentLength > g.maxBody {
+			writeError(w, http.StatusRequestEntityTooLarge, "body_too_large", "the body is larger than the limit")
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, g.maxBody)
+	}
+	g.next.ServeHTTP(w, r)
+}
+
+// checkOrigin refuses a present Origin that is not exactly this server's
+// origin (scheme, host and port as in the Host header), several Origin
+// headers, and a cross-site or same-site Sec-Fetch-Site. A request without
+// Origin (curl, the CLI) passes: the token still guards it.
+func (g *guard) checkOrigin(r *http.Request) (code, msg string) {
+	origins := r.Header.Values("Origin")
+	if len(origins) > 1 {
+		return "forbidden_origin", "more than one Origin header"
+	}
+	if len(origins) == 1 {
+		scheme := "http://"
+		if r.TLS != nil {
+			scheme = "https://"
+		}
+		if origins[0] != scheme+strings.ToLower(r.Host) {
+			return "forbidden_origin", "Origin is not this server's origin"
+		}
+	}
+	for _, v := range r.Header.Values("Sec-Fetch-Site") {
+		if v != "same-origin" && v != "none" {
+			return "forbidden_origin", "cross-site request"
+		}
+	}
+	return "", ""
+}
+
+// authorized checks "Authorization: Bearer TOKEN" (one header, scheme
+// case-insensitive) in constant time.
+func (g *guard) authorized(r *http.Request) bool {
+	vals := r.Header.Values("Authorization")
+	if g.noToken || len(vals) != 1 {
+		return false
+	}
+	scheme, tok, ok := strings.Cut(vals[0], " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	return subtle.ConstantTimeCompare(sum[:], g.tokenSum[:]) == 1
+}
+
+func hasBody(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch:
+		return true
+	}
+	return r.ContentLength > 0 || len(r.TransferEncoding) > 0
+}
+
+// isJSON accepts exactly one Content-Type of application/json, optionally
+// with charset=utf-8.
+func isJSON(vals []string) bool {
+	if len(vals) != 1 {
+		return false
+	}
+	mt, params, err := mime.ParseMediaType(vals[0])
+	if err != nil || mt != "application/json" {
+		return false
+	}
+	for k, v := range params {
+		if k != "charset" || !strings.EqualFold(v, "utf-8") {
+			return false
+		}
+	}
+	return true
+}
+
+// allowedHosts returns the Host header values accepted for a server
+// listening on addr: addr itself (unless its host is empty or unspecified),
+// localhost, 127.0.0.1 and [::1] with addr's port (and without it for port
+// 80), plus extra.
+func allowedHosts(addr string, extra []string) map[string]bool {
+	m := make(map[string]bool)
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return m
+	}
+	if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
+		m[strings.ToLower(net.JoinHostPort(host, port))] = true
+	}
+	for _, h := range []string{"localhost", "127.0.0.1", "::1"} {
+		m[net.JoinHostPort(h, port)] = true
+	}
+	if port == "80" {
+		m["localhost"], m["127.0.0.1"], m["[::1]"] = true, true, true
+	}
+	for _, h := range extra {
+		m[strings.ToLower(h)] = true
+	}
+	return m
+}

@@ -1,0 +1,272 @@
+package httpapi
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+
+	"github.com/acpmux/acpmux/acp"
+	"github.com/acpmux/acpmux/confirm"
+)
+
+// Options configure the API handler.
+type Options struct {
+	// Addr is the address the server really listens on, host:port (after
+	// resolving port 0). The Host header must be this address, or
+	// localhost, 127.0.0.1 or [::1] with its port. Required.
+	Addr string
+	// AllowedHosts are further accepted Host header values (host:port), for
+	// a server started with --allow-remote and reached by name.
+	AllowedHosts []string
+	// Token is the bearer token every request must carry. Empty refuses
+	// every request with 401.
+	Token string
+	// MaxBodyBytes caps a request body; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// HostID names the API in decision journals and is the HostID of its
+	// Presenter; "" means DefaultHostID.
+	HostID string
+	// Version is reported by GET /v1/capabilities.
+	Version string
+	// Logger receives one line per refused or failed request. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Defaults of Options.
+const (
+	DefaultMaxBodyBytes = 64 << 10
+	DefaultHostID       = "http"
+)
+
+// route is one entry of the route table: a Go 1.22 ServeMux pattern and its
+// handler. Every route is reached only through the guard.
+type route struct {
+	pattern string
+	handle  func(s *server, w http.ResponseWriter, r *http.Request)
+}
+
+// routes is the complete route table of the API.
+var routes = []route{
+	{"GET /v1/capabilities", (*server).capabilities},
+	{"GET /v1/sessions", (*server).sessions},
+	{"GET /v1/sessions/{sessionId}/decisions", (*server).listDecisions},
+	{"GET /v1/sessions/{sessionId}/decisions/{decisionId}", (*server).getDecision},
+	{"POST /v1/sessions/{sessionId}/decisions/{decisionId}", (*server).answer},
+}
+
+type server struct {
+	b    *confirm.Broker
+	opts Options
+	log  *slog.Logger
+}
+
+// New returns the decisions API for broker b as one http.Handler, every
+// request passing the guard described in the package doc before routing.
+// With a nil b, GET /v1/capabilities reports "decisions": false and every
+// other route answers 503. Safe for concurrent use.
+func New(b *confirm.Broker, opts Options) http.Handler {
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.HostID == "" {
+		opts.HostID = DefaultHostID
+	}
+	s := &server{b: b, opts: opts, log: opts.Logger}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	mux := http.NewServeMux()
+	for _, rt := range routes {
+		mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) { rt.handle(s, w, r) })
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found", "no such route")
+	})
+	return &guard{next: mux, hosts: allowedHosts(opts.Addr, opts.AllowedHosts),
+		tokenSum: sha256.Sum256([]byte(opts.Token)), noToken: opts.Token == "", maxBody: opts.MaxBodyBytes}
+}
+
+// Capabilities is the body of GET /v1/capabilities.
+type Capabilities struct {
+	Decisions    bool   `json:"decisions"`    // false when no broker is wired: hide the decisions UI
+	Version      string `json:"version"`      // acpmux version
+	MaxBodyBytes int64  `json:"maxBodyBytes"` // cap of a POST body
+	HostID       string `json:"hostId"`       // how API answers are named in journals
+}
+
+func (s *server) capabilities(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, Capabilities{Decisions: s.b != nil, Version: s.opts.Version,
+		MaxBodyBytes: s.opts.MaxBodyBytes, HostID: s.opts.HostID})
+}
+
+// available writes 503 when no broker is wired.
+func (s *server) available(w http.ResponseWriter) bool {
+	if s.b == nil {
+		writeError(w, http.StatusServiceUnavailable, "decisions_unavailable", "no confirmation broker is wired to this server")
+		return false
+	}
+	return true
+}
+
+func (s *server) sessions(w http.ResponseWriter, r *http.Request) {
+	if !s.available(w) {
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": s.b.Sessions()})
+}
+
+func (s *server) listDecisions(w http.ResponseWriter, r *http.Request) {
+	if !s.available(w) {
+		return
+	}
+	sid := r.PathValue("sessionId")
+	status := confirm.Status(r.URL.Query().Get("status"))
+	switch status {
+	case "", confirm.StatusOpen, confirm.StatusAnswered, confirm.StatusTimedOut, confirm.StatusCancelled:
+	default:
+		writeError(w, http.StatusBadRequest, "invalid_status", "status must be open, answered, timed_out or cancelled")
+		return
+	}
+	all, err := s.b.Decisions(r.Context(), sid)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if len(all) == 0 && !s.b.HasSession(sid) {
+		writeError(w, http.StatusNotFound, "not_found", "no such session")
+		return
+	}
+	out := make([]confirm.View, 0, len(all))
+	for _, v := range all {
+		if status == "" || v.Status == status {
+			out = append(out, v)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"decisions": out})
+}
+
+func (s *server) getDecision(w http.ResponseWriter, r *http.Request) {
+	if !s.available(w) {
+		return
+	}
+	v, err := s.b.Decision(r.Context(), r.PathValue("sessionId"), r.PathValue("decisionId"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// AnswerResponse is the body of a successful POST: the decision after the
+// answer, and whether the answer repeated the one already recorded.
+type AnswerResponse struct {
+	confirm.View
+	Deduped bool `json:"deduped"`
+}
+
+func (s *server) answer(w http.ResponseWriter, r *http.Request) {
+	if !s.available(w) {
+		return
+	}
+	a, err := decodeAnswer(r.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, "body_too_large", "the body is larger than the limit")
+			return
+		}
+		writeError(w, http.StatusBadRequest, "invalid_body", err.Error())
+		return
+	}
+	v, deduped, err := s.b.Answer(r.Context(), r.PathValue("sessionId"), r.PathValue("decisionId"), s.opts.HostID, a)
+	if err != nil {
+		s.failWith(w, r, err, v)
+		return
+	}
+	writeJSON(w, http.StatusOK, AnswerResponse{View: v, Deduped: deduped})
+}
+
+// decodeAnswer reads {"optionId"?: string, "text"?: string} strictly: no
+// other member, no duplicate or case-variant key, strings only.
+func decodeAnswer(body io.Reader) (confirm.Answer, error) {
+	var a confirm.Answer
+	data, err := io.ReadAll(body)
+	if err != nil {
+		return a, err
+	}
+	m, err := acp.DecodeObject(data, []string{"optionId", "text"}, true)
+	if err != nil {
+		return a, errors.New(acp.AsError(err).Message)
+	}
+	if raw, ok := m["optionId"]; ok {
+		if a.OptionID, err = acp.DecodeString(raw, "optionId"); err != nil {
+			return a, errors.New(acp.AsError(err).Message)
+		}
+	}
+	if raw, ok := m["text"]; ok {
+		if a.Text, err = acp.DecodeString(raw, "text"); err != nil {
+			return a, errors.New(acp.AsError(err).Message)
+		}
+	}
+	return a, nil
+}
+
+// ErrorBody is the body of every error response. Decision is set on 409 so
+// a client sees how the decision ended.
+type ErrorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	Decision *confirm.View `json:"decision,omitempty"`
+}
+
+func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	s.failWith(w, r, err, confirm.View{})
+}
+
+// failWith maps a broker error to its status code.
+func (s *server) failWith(w http.ResponseWriter, r *http.Request, err error, v confirm.View) {
+	var body ErrorBody
+	status := http.StatusInternalServerError
+	body.Error.Code, body.Error.Message = "internal", err.Error()
+	switch {
+	case errors.Is(err, confirm.ErrNotFound):
+		status, body.Error.Code = http.StatusNotFound, "not_found"
+	case errors.Is(err, confirm.ErrStale):
+		status, body.Error.Code = http.StatusConflict, "stale"
+	case errors.Is(err, confirm.ErrConflict):
+		status, body.Error.Code = http.StatusConflict, "conflict"
+	case errors.Is(err, confirm.ErrInvalidAnswer):
+		status, body.Error.Code = http.StatusBadRequest, "invalid_answer"
+	default:
+		s.log.Error("httpapi: request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	if status == http.StatusConflict && v.ID != "" {
+		body.Decision = &v
+	}
+	writeJSON(w, status, body)
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	var body ErrorBody
+	body.Error.Code, body.Error.Message = code, msg
+	writeJSON(w, status, body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":{"code":"internal","message":"encode response"}}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/acpmux/acpmux/bridge"
+)
+
+func init() {
+	register(command{name: "demo", summary: "run the relay on a built-in scripted agent with a terminal host (try this first)", run: demoMain})
+}
+
+const demoUsage = `Usage: acpmux demo [flags]
+
+Runs the main job on built-in parts, with nothing else installed: a scripted
+ACP agent (it streams text, then asks permission for a shell command and a
+file edit) behind the real acpmux relay, and a small terminal host that
+prints the transcript and asks you to pick one of the offered options.
+
+Flags:
+`
+
+func demoMain(args []string, s stdio) int {
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
+	fs.SetOutput(s.err)
+	var f runFlags
+	f.register(fs)
+	choose := fs.String("choose", "ask", "how the terminal host answers permission requests: ask (read a number from stdin), allow or reject")
+	prompt := fs.String("prompt", "Please fix the failing test.", "the prompt sent to the demo agent")
+	fs.Usage = func() { fmt.Fprint(fs.Output(), demoUsage); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			fs.SetOutput(s.out)
+			fs.Usage()
+			return 0
+		}
+		return 2
+	}
+	if *choose != "ask" && *choose != "allow" && *choose != "reject" {
+		fmt.Fprintf(s.err, "acpmux demo: --choose %q: want ask, allow or reject\n", *choose)
+		return 2
+	}
+	log, err := newLogger(s.err, f.logLevel)
+	if err != nil {
+		fmt.Fprintln(s.err, "acpmux demo:", err)
+		return 2
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(s.err, "acpmux demo: find own executable:", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	agent, err := bridge.StartAgent(bridge.AgentOptions{Argv: []string{exe, "__demo-agent"}, Stderr: s.err, MaxLineBytes: f.maxLineBytes})
+	if err != nil {
+		fmt.Fprintln(s.err, "acpmux demo:", err)
+		return 1
+	}
+	b := bridge.New(agent, bridge.Options{MaxLineBytes: f.maxLineBytes, GracePeriod: f.grace, Logger: log})
+	toBridgeR, toBridgeW := io.Pipe()
+	fromBridgeR, fromBridgeW := io.Pipe()
+	b.AddHost(bridge.NewHost("terminal", bridge.NewNDJSONConn(toBridgeR, fromBridgeW, toBridgeR, f.maxLineBytes), true, f.queueLen))
+
+	host := &terminalHost{out: s.out, in: bufio.NewReader(s.in), choose: *choose}
+	stream := &bridge.ObjectStream{C: bridge.NewNDJSONConn(fromBridgeR, toBridgeW, toBridgeW, 0)}
+	conn := jsonrpc2.NewConn(ctx, stream, host)
+	hostErr := make(chan error, 1)
+	go func() {
+		hostErr <- host.session(ctx, conn, *prompt)
+		conn.Close() // the host leaves: the bridge stops the agent
+	}()
+	code := b.Run(ctx)
+	fromBridgeW.Close()
+	if err := <-hostErr; err != nil {
+		fmt.Fprintln(s.err, "acpmux demo:", err)
+		return 1
+	}
+	host.wg.Wait()
+	if code != 0 {
+		fmt.Fprintf(s.err, "acpmux demo: agent exited with status %d\n", code)
+	}
+	return code
+}
+
+// terminalHost is a minimal ACP host on a terminal: it prints session
+// updates and asks the user to choose among the offered options.
+type terminalHost struct {
+	out    io.Writer
+	in     *bufio.Reader
+	choose string
+	wg     sync.WaitGroup // permission prompts being answered
+	mu     sync.Mutex     // guards out and in
+}
+
+// session runs initialize, session/new and one prompt turn.
+func (h *terminalHost) session(ctx context.Context, conn *jsonrpc2.Conn, prompt string) error {
+	var init json.RawMessage
+	if err := conn.Call(ctx, "initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "acpmux-demo-host", "version": version}}, &init); err != nil {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	cwd, _ := os.Getwd()
+	var sess struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := conn.Call(ctx, "session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, &sess); err != nil {
+		return fmt.Errorf("session/new: %w", err)
+	}
+	h.printf("acpmux demo: session %s through the acpmux relay\n\n> %s\n\n", sess.SessionID, prompt)
+	var res struct {
+		StopReason string `json:"stopReason"`
+	}
+	if err := conn.Call(ctx, "session/prompt", map[string]any{"sessionId": sess.SessionID,
+		"prompt": []any{map[string]any{"type": "text", "text": prompt}}}, &res); err != nil {
+		return fmt.Errorf("session/prompt: %w", err)
+	}
+	h.printf("\n[turn ended: %s]\n", res.StopReason)
+	return nil
+}
+
+func (h *terminalHost) printf(format string, a ...any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	fmt.Fprintf(h.out, format, a...)
+}
+
+// Handle implements jsonrpc2.Handler; a permission request is answered on
+// a goroutine so the read loop keeps going.
+func (h *terminalHost) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	var raw json.RawMessage
+	if req.Params != nil {
+		raw = *req.Params
+	}
+	switch req.Method {
+	case "session/update":
+		h.update(raw)
+	case "session/request_permission":
+		h.wg.Add(1)
+		go func() {
+			defer h.wg.Done()
+			conn.Reply(ctx, req.ID, h.permission(raw))
+		}()
+	default:
+		if !req.Notif {
+			conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "the demo host does not serve " + req.Method})
+		}
+	}
+}
+
+func (h *terminalHost) update(raw json.RawMessage) {
+	var p struct {
+		Update struct {
+			SessionUpdate string `json:"sessionUpdate"`
+			Content       struct {
+				Text string `json:"text"`
+			} `json:"content"`
+			Title      string `json:"title"`
+			Kind       string `json:"kind"`
+			Status     string `json:"status"`
+			ToolCallID string `json:"toolCallId"`
+		} `json:"update"`
+	}
+	json.Unmarshal(raw, &p)
+	u := p.Update
+	switch u.SessionUpdate {
+	case "agent_message_chunk":
+		h.printf("%s", u.Content.Text)
+	case "tool_call":
+		h.printf("\n[tool %s: %s (%s), %s]\n", u.ToolCallID, u.Title, u.Kind, u.Status)
+	case "tool_call_update":
+		h.printf("[tool %s: %s]\n", u.ToolCallID, u.Status)
+	}
+}
+
+// permission shows the request and returns the outcome: the chosen
+// optionId, exactly as offered, or the first reject option when the user
+// gives no valid answer (fail closed).
+func (h *terminalHost) permission(raw json.RawMessage) map[string]any {
+	var p struct {
+		ToolCall struct {
+			Title    string          `json:"title"`
+			Kind     string          `json:"kind"`
+			RawInput json.RawMessage `json:"rawInput"`
+			Content  []struct {
+				Type    string `json:"type"`
+				Path    string `json:"path"`
+				OldText string `json:"oldText"`
+				NewText string `json:"newText"`
+			} `json:"content"`
+		} `json:"toolCall"`
+		Options []struct {
+			OptionID string `json:"optionId"`
+			Name     string `json:"name"`
+			Kind     string `json:"kind"`
+		} `json:"options"`
+	}
+	json.Unmarshal(raw, &p)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	fmt.Fprintf(h.out, "\n  Permission requested: %s (%s)\n", strconv.Quote(p.ToolCall.Title), p.ToolCall.Kind)
+	if len(p.ToolCall.RawInput) > 0 {
+		fmt.Fprintf(h.out, "  input: %s\n", p.ToolCall.RawInput)
+	}
+	for _, c := range p.ToolCall.Content {
+		if c.Type == "diff" {
+			fmt.Fprintf(h.out, "  diff %s:\n    - %s\n    + %s\n", c.Path, c.OldText, c.NewText)
+		}
+	}
+	reject := -1
+	for i, o := range p.Options {
+		fmt.Fprintf(h.out, "    %d. %s (%s)\n", i+1, o.Name, o.Kind)
+		if reject < 0 && strings.HasPrefix(o.Kind, "reject") {
+			reject = i
+		}
+	}
+	pick := -1
+	for i, o := range p.Options {
+		if (h.choose == "allow" && o.Kind == "allow_once") || (h.choose == "reject" && i == reject) {
+			pick = i
+			break
+		}
+	}
+	for pick < 0 && h.choose == "ask" {
+		fmt.Fprintf(h.out, "  Choose 1-%d: ", len(p.Options))
+		line, err := h.in.ReadString('\n')
+		if n, perr := strconv.Atoi(strings.TrimSpace(line)); perr == nil && n >= 1 && n <= len(p.Options) {
+			pick = n - 1
+			break
+		}
+		if err != nil {
+			fmt.Fprintln(h.out, "\n  (no answer on stdin: rejecting)")
+			break
+		}
+		fmt.Fprintln(h.out, "  Please type the number of an option.")
+	}
+	if pick < 0 {
+		pick = reject
+	}
+	if pick < 0 {
+		return map[string]any{"outcome": map[string]any{"outcome": "cancelled"}}
+	}
+	fmt.Fprintf(h.out, "  -> %s\n", p.Options[pick].Name)
+	return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": p.Options[pick].OptionID}}
+}
