@@ -2,8 +2,9 @@
 // agent command given after its flags, runs initialize, session/new and one
 // session/prompt, decodes every message it receives as an ACP client must
 // (envelope and session update), and prints one JSON line to stdout:
-// {"notifications": N, "seconds": S} where S is the time from sending the
-// prompt to receiving its response. It exits 1 if the count is not -want.
+// {"notifications": N, "seconds": S, "maxRSSKB": K} where S is the time from
+// sending the prompt to receiving its response and K the peak resident set
+// of the process it started. It exits 1 if the count is not -want.
 package main
 
 import (
@@ -14,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"syscall"
 	"time"
 )
 
@@ -77,7 +79,11 @@ func main() {
 	stdin.Close()
 	io.Copy(io.Discard, stdout)
 	cmd.Wait()
-	fmt.Printf(`{"notifications": %d, "seconds": %.4f}`+"\n", n, secs)
+	var rssKB int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rssKB = ru.Maxrss // Linux: KiB, the child and its reaped descendants
+	}
+	fmt.Printf(`{"notifications": %d, "seconds": %.4f, "maxRSSKB": %d}`+"\n", n, secs, rssKB)
 	if n != *want {
 		fmt.Fprintf(os.Stderr, "floodhost: got %d notifications, want %d\n", n, *want)
 		os.Exit(1)
