@@ -1,0 +1,412 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+
+	"github.com/acpmux/acpmux/bridge/httpapi"
+	"github.com/acpmux/acpmux/confirm"
+)
+
+func init() {
+	register(command{name: "decisions", summary: "list, show and answer pending confirmations through the HTTP API", run: decisionsMain})
+}
+
+const decisionsUsage = `Usage:
+  acpmux decisions list   [--session ID] [--status S] [flags]
+  acpmux decisions show   DECISION_ID --session ID [flags]
+  acpmux decisions answer DECISION_ID --session ID (--option OPTION_ID | --text TEXT) [flags]
+
+Talks to the decisions HTTP API of a running "acpmux run --listen ADDR" to
+answer the agent's permission requests from a terminal or a script.
+
+  list    the decisions of one session (--session), or of every session;
+          --status open|answered|timed_out|cancelled filters them
+  show    one decision: the command, warnings, offered options, journal
+  answer  answer with an offered optionId (--option), free text (--text,
+          only when the decision allows it), or both
+
+Exit status: 0 success (also an answer identical to the recorded one);
+1 the server refused or failed (not found, conflict, invalid answer,
+unreachable); 2 usage error.
+
+Flags:
+`
+
+// decisionsFlags are the flags of every decisions subcommand.
+type decisionsFlags struct {
+	url, tokenFile, session, status, option, text string
+	asJSON                                        bool
+	timeout                                       time.Duration
+}
+
+func (f *decisionsFlags) register(fs *flag.FlagSet) {
+	defTok, _ := httpapi.DefaultTokenPath()
+	fs.StringVar(&f.url, "url", os.Getenv("ACPMUX_URL"), "base URL of the API, e.g. http://127.0.0.1:7777 (env ACPMUX_URL)")
+	fs.StringVar(&f.tokenFile, "token-file", envOr("ACPMUX_TOKEN_FILE", defTok), "file holding the bearer token (env ACPMUX_TOKEN_FILE)")
+	fs.StringVar(&f.session, "session", "", "ACP session id")
+	fs.StringVar(&f.status, "status", "", "list: only decisions with this status")
+	fs.StringVar(&f.option, "option", "", "answer: the optionId to choose, exactly as offered")
+	fs.StringVar(&f.text, "text", "", "answer: free text, when the decision allows it")
+	fs.BoolVar(&f.asJSON, "json", false, "print the API's JSON instead of text")
+	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "HTTP request timeout")
+}
+
+func decisionsMain(args []string, s stdio) int {
+	fs := flag.NewFlagSet("decisions", flag.ContinueOnError)
+	fs.SetOutput(s.err)
+	var f decisionsFlags
+	f.register(fs)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), decisionsUsage)
+		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), decisionsExamples)
+	}
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(s.out)
+		fs.Usage()
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	if len(pos) == 0 {
+		fmt.Fprint(s.err, "acpmux decisions: missing subcommand (list, show or answer)\n\n")
+		fs.Usage()
+		return 2
+	}
+	if msg := f.check(pos); msg != "" {
+		fmt.Fprintln(s.err, "acpmux decisions:", msg)
+		return 2
+	}
+	c, err := newAPIClient(f)
+	if err != nil {
+		fmt.Fprintln(s.err, "acpmux decisions:", err)
+		return 1
+	}
+	switch pos[0] {
+	case "list":
+		err = c.list(s.out, f)
+	case "show":
+		err = c.show(s.out, f, pos[1])
+	case "answer":
+		err = c.answer(s.out, f, pos[1])
+	}
+	if err != nil {
+		fmt.Fprintln(s.err, "acpmux decisions:", err)
+		return 1
+	}
+	return 0
+}
+
+const decisionsExamples = `
+Examples:
+  acpmux decisions list --url http://127.0.0.1:7777 --status open
+  acpmux decisions show 0b6f...  --session sess_1
+  acpmux decisions answer 0b6f... --session sess_1 --option allow-once
+`
+
+// check validates the subcommand and its arguments; it returns a usage
+// message or "".
+func (f *decisionsFlags) check(pos []string) string {
+	switch pos[0] {
+	case "list":
+		if len(pos) != 1 {
+			return "list takes no arguments"
+		}
+		switch confirm.Status(f.status) {
+		case "", confirm.StatusOpen, confirm.StatusAnswered, confirm.StatusTimedOut, confirm.StatusCancelled:
+		default:
+			return "--status must be open, answered, timed_out or cancelled"
+		}
+	case "show", "answer":
+		if len(pos) != 2 {
+			return pos[0] + " takes exactly one DECISION_ID"
+		}
+		if f.session == "" {
+			return pos[0] + " needs --session"
+		}
+		if pos[0] == "answer" && f.option == "" && f.text == "" {
+			return "answer needs --option or --text"
+		}
+	default:
+		return fmt.Sprintf("unknown subcommand %q (want list, show or answer)", pos[0])
+	}
+	if f.url == "" {
+		return "--url is required (or set ACPMUX_URL)"
+	}
+	return ""
+}
+
+// parseInterleaved parses flags that may come before or after positional
+// arguments ("show ID --session S") and returns the positional ones.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// apiClient calls the decisions API.
+type apiClient struct {
+	base  *url.URL
+	token string
+	http  *http.Client
+}
+
+func newAPIClient(f decisionsFlags) (*apiClient, error) {
+	u, err := url.Parse(strings.TrimRight(f.url, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("--url %q: want http://HOST:PORT", f.url)
+	}
+	b, err := os.ReadFile(f.tokenFile)
+	if err != nil {
+		return nil, fmt.Errorf("read token: %w", err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return nil, fmt.Errorf("token file %s is empty", f.tokenFile)
+	}
+	return &apiClient{base: u, token: tok, http: &http.Client{Timeout: f.timeout}}, nil
+}
+
+// apiError is an error response of the API.
+type apiError struct {
+	status       int
+	code, msg    string
+	decisionStat string
+}
+
+func (e *apiError) Error() string {
+	s := fmt.Sprintf("%s (HTTP %d): %s", e.code, e.status, e.msg)
+	if e.decisionStat != "" {
+		s += "; the decision is " + e.decisionStat
+	}
+	return s
+}
+
+// do sends one request and decodes a 200 body into out (raw JSON kept in
+// *raw when not nil).
+func (c *apiClient) do(method, path string, body any, out any, raw *json.RawMessage) error {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, c.base.String()+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("read response: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e httpapi.ErrorBody
+		ae := &apiError{status: resp.StatusCode, code: "http_error", msg: strings.TrimSpace(string(data))}
+		if json.Unmarshal(data, &e) == nil && e.Error.Code != "" {
+			ae.code, ae.msg = e.Error.Code, e.Error.Message
+			if e.Decision != nil {
+				ae.decisionStat = string(e.Decision.Status)
+			}
+		}
+		return ae
+	}
+	if raw != nil {
+		*raw = data
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("decode response: %w", err)
+	}
+	return nil
+}
+
+func decisionPath(session, id string) string {
+	return "/v1/sessions/" + url.PathEscape(session) + "/decisions/" + url.PathEscape(id)
+}
+
+func (c *apiClient) list(w io.Writer, f decisionsFlags) error {
+	sessions := []string{f.session}
+	if f.session == "" {
+		var ss struct{ Sessions []confirm.SessionView }
+		if err := c.do("GET", "/v1/sessions", nil, &ss, nil); err != nil {
+			return err
+		}
+		sessions = sessions[:0]
+		for _, s := range ss.Sessions {
+			sessions = append(sessions, s.SessionID)
+		}
+	}
+	all := []confirm.View{}
+	for _, sid := range sessions {
+		var ds struct{ Decisions []confirm.View }
+		q := ""
+		if f.status != "" {
+			q = "?status=" + url.QueryEscape(f.status)
+		}
+		if err := c.do("GET", "/v1/sessions/"+url.PathEscape(sid)+"/decisions"+q, nil, &ds, nil); err != nil {
+			return fmt.Errorf("session %s: %w", sid, err)
+		}
+		all = append(all, ds.Decisions...)
+	}
+	if f.asJSON {
+		return writeIndented(w, map[string]any{"decisions": all})
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tDECISION\tSTATUS\tCREATED\tTITLE")
+	for _, v := range all {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.SessionID, v.ID, v.Status, v.CreatedAt.Local().Format(time.DateTime), oneLine(v.Title, 60))
+	}
+	return tw.Flush()
+}
+
+func (c *apiClient) show(w io.Writer, f decisionsFlags, id string) error {
+	var v confirm.View
+	var raw json.RawMessage
+	if err := c.do("GET", decisionPath(f.session, id), nil, &v, &raw); err != nil {
+		return err
+	}
+	if f.asJSON {
+		return writeIndented(w, raw)
+	}
+	printDecision(w, v)
+	return nil
+}
+
+func (c *apiClient) answer(w io.Writer, f decisionsFlags, id string) error {
+	var resp httpapi.AnswerResponse
+	var raw json.RawMessage
+	body := confirm.Answer{OptionID: f.option, Text: f.text}
+	if err := c.do("POST", decisionPath(f.session, id), body, &resp, &raw); err != nil {
+		return err
+	}
+	if f.asJSON {
+		return writeIndented(w, raw)
+	}
+	note := ""
+	if resp.Deduped {
+		note = " (already recorded: same answer)"
+	}
+	fmt.Fprintf(w, "decision %s %s by %s: %s%s\n", resp.ID, resp.Status, resp.ResolvedBy, describeAnswer(resp.Answer), note)
+	return nil
+}
+
+func describeAnswer(a *confirm.Answer) string {
+	switch {
+	case a == nil:
+		return "no answer"
+	case a.Text == "":
+		return "option " + a.OptionID
+	case a.OptionID == "":
+		return fmt.Sprintf("text %q", a.Text)
+	}
+	return fmt.Sprintf("option %s, text %q", a.OptionID, a.Text)
+}
+
+// printDecision writes v for a human. Text from the agent is printed with
+// control, zero-width and bidi characters escaped (Go %q rules), so a
+// command cannot hide part of itself on the terminal.
+func printDecision(w io.Writer, v confirm.View) {
+	fmt.Fprintf(w, "decision  %s\nsession   %s\nstatus    %s", v.ID, v.SessionID, v.Status)
+	if v.Reason != "" {
+		fmt.Fprintf(w, " (%s)", v.Reason)
+	}
+	fmt.Fprintf(w, "\ntitle     %s\n", safe(v.Title))
+	if v.Command != "" {
+		fmt.Fprintf(w, "command   %s\n", safe(v.Command))
+	}
+	if v.Classification != nil {
+		fmt.Fprintf(w, "class     %s %v\n", v.Classification.Class, v.Classification.Reasons)
+	}
+	for _, x := range v.Warnings {
+		fmt.Fprintf(w, "WARNING   %s\n", safe(x))
+	}
+	fmt.Fprintf(w, "cwd       %s\ncreated   %s\ndeadline  %s\noptions:\n", safe(v.Cwd),
+		v.CreatedAt.Local().Format(time.RFC3339), v.Deadline.Local().Format(time.RFC3339))
+	for _, o := range v.Options {
+		mark := " "
+		if v.Answer != nil && v.Answer.OptionID == o.OptionID {
+			mark = "*"
+		}
+		fmt.Fprintf(w, "  %s --option %s  [%s] %s\n", mark, safe(o.OptionID), o.Kind, safe(o.Name))
+	}
+	if v.AllowFreeText {
+		fmt.Fprintln(w, "  (free text allowed: --text)")
+	}
+	if v.Answer != nil {
+		fmt.Fprintf(w, "answer    %s by %s\n", describeAnswer(v.Answer), v.ResolvedBy)
+	}
+	fmt.Fprintln(w, "journal:")
+	for _, e := range v.Events {
+		fmt.Fprintf(w, "  %3d %s %-15s %s %s\n", e.Seq, e.At.Local().Format("15:04:05.000"), e.Type, e.Host, safe(e.Detail))
+	}
+}
+
+// safe returns s, or s quoted with Go escapes when it holds a character
+// that is not printable (controls, zero-width and bidi characters).
+func safe(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+func oneLine(s string, max int) string {
+	r := []rune(safe(s))
+	if len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return string(r)
+}
+
+func writeIndented(w io.Writer, v any) error {
+	var b []byte
+	var err error
+	if raw, ok := v.(json.RawMessage); ok {
+		var buf bytes.Buffer
+		err = json.Indent(&buf, raw, "", "  ")
+		b = buf.Bytes()
+	} else {
+		b, err = json.MarshalIndent(v, "", "  ")
+	}
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}

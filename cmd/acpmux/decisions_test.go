@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acpmux/acpmux/bridge/httpapi"
+	"github.com/acpmux/acpmux/confirm"
+)
+
+// decisionsServer runs the API with one open decision and returns the base
+// URL, the token file, the decision id and the channel of the agent's result.
+func decisionsServer(t *testing.T) (base, tokenFile, id string, result <-chan json.RawMessage) {
+	t.Helper()
+	tokenFile = filepath.Join(t.TempDir(), "token")
+	tok, err := httpapi.LoadOrCreateToken(tokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := confirm.NewBroker(confirm.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: httpapi.New(b, httpapi.Options{Addr: ln.Addr().String(), Token: tok,
+		Logger: slog.New(slog.DiscardHandler)})}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = srv.Serve(ln)
+	}()
+	params := `{"sessionId":"sess_1","toolCall":{"toolCallId":"c1","title":"Run rm\u202e -rf","rawInput":{"command":"rm -rf build"}},` +
+		`"options":[{"optionId":"allow-once","name":"Allow","kind":"allow_once"},{"optionId":"reject-once","name":"Reject","kind":"reject_once"}]}`
+	ch := make(chan json.RawMessage, 1)
+	asked := make(chan struct{})
+	go func() {
+		defer close(asked)
+		r, _ := b.Ask(context.Background(), confirm.Request{SessionID: "sess_1", AgentKey: "e/1", Params: json.RawMessage(params)},
+			[]confirm.Presenter{httpapi.Presenter{}})
+		ch <- r
+	}()
+	t.Cleanup(func() {
+		b.AgentExited()
+		<-asked
+		srv.Close()
+		<-served
+	})
+	id = confirm.DecisionID("sess_1", "e/1")
+	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(time.Millisecond) {
+		if _, err := b.Decision(context.Background(), "sess_1", id); err == nil {
+			break // open
+		}
+	}
+	return "http://" + ln.Addr().String(), tokenFile, id, ch
+}
+
+func runDecisions(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := Main(append([]string{"decisions"}, args...), stdio{strings.NewReader(""), &out, &errb})
+	return code, out.String(), errb.String()
+}
+
+func TestDecisionsCLI(t *testing.T) {
+	base, tf, id, result := decisionsServer(t)
+	conn := []string{"--url", base, "--token-file", tf}
+
+	code, out, errs := runDecisions(append([]string{"list"}, conn...)...)
+	if code != 0 || !strings.Contains(out, id) || !strings.Contains(out, "open") || !strings.Contains(out, "SESSION") {
+		t.Fatalf("list: %d %q %q", code, out, errs)
+	}
+	code, out, _ = runDecisions(append([]string{"list", "--session", "sess_1", "--status", "answered", "--json"}, conn...)...)
+	if code != 0 || strings.Contains(out, id) {
+		t.Fatalf("list answered: %d %q", code, out)
+	}
+	code, out, errs = runDecisions(append([]string{"show", id, "--session", "sess_1"}, conn...)...)
+	if code != 0 || !strings.Contains(out, "--option allow-once") || !strings.Contains(out, "command   rm -rf build") {
+		t.Fatalf("show: %d %q %q", code, out, errs)
+	}
+	if !strings.Contains(out, `\u202e`) {
+		t.Fatalf("show printed a bidi control raw: %q", out)
+	}
+	code, _, errs = runDecisions(append([]string{"answer", id, "--session", "sess_1", "--option", "allow_always"}, conn...)...)
+	if code != 1 || !strings.Contains(errs, "invalid_answer") {
+		t.Fatalf("unoffered answer: %d %q", code, errs)
+	}
+	code, out, errs = runDecisions(append([]string{"answer", id, "--session", "sess_1", "--option", "allow-once"}, conn...)...)
+	if code != 0 || !strings.Contains(out, "answered by http: option allow-once") {
+		t.Fatalf("answer: %d %q %q", code, out, errs)
+	}
+	if got := string(<-result); got != `{"outcome":{"outcome":"selected","optionId":"allow-once"}}` {
+		t.Fatalf("agent got %s", got)
+	}
+	code, out, _ = runDecisions(append([]string{"answer", id, "--session", "sess_1", "--option", "allow-once"}, conn...)...)
+	if code != 0 || !strings.Contains(out, "same answer") {
+		t.Fatalf("repeat: %d %q", code, out)
+	}
+	code, _, errs = runDecisions(append([]string{"answer", id, "--session", "sess_1", "--option", "reject-once"}, conn...)...)
+	if code != 1 || !strings.Contains(errs, "conflict (HTTP 409)") || !strings.Contains(errs, "the decision is answered") {
+		t.Fatalf("conflict: %d %q", code, errs)
+	}
+	code, out, _ = runDecisions(append([]string{"show", id, "--session", "sess_1", "--json"}, conn...)...)
+	var v map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v["status"] != "answered" {
+		t.Fatalf("show --json: %d %q", code, out)
+	}
+	code, _, errs = runDecisions(append([]string{"show", "nope", "--session", "sess_1"}, conn...)...)
+	if code != 1 || !strings.Contains(errs, "not_found") {
+		t.Fatalf("show missing: %d %q", code, errs)
+	}
+}
+
+func TestDecisionsCLIErrors(t *testing.T) {
+	base, tf, _, _ := decisionsServer(t)
+	wrong := filepath.Join(t.TempDir(), "wrong")
+	os.WriteFile(wrong, []byte("not-the-token\n"), 0o600)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"no subcommand", []string{"--url", base}, 2, "missing subcommand"},
+		{"unknown subcommand", []string{"approve", "--url", base}, 2, "unknown subcommand"},
+		{"show without session", []string{"show", "x", "--url", base}, 2, "needs --session"},
+		{"answer without option", []string{"answer", "x", "--session", "s", "--url", base}, 2, "--option or --text"},
+		{"no url", []string{"list", "--url", ""}, 2, "--url is required"},
+		{"bad flag", []string{"list", "--bogus"}, 2, "flag provided but not defined"},
+		{"bad status", []string{"list", "--status", "done", "--url", base}, 2, "--status"},
+		{"missing token file", []string{"list", "--url", base, "--token-file", "/nonexistent/token"}, 1, "read token"},
+		{"wrong token", []string{"list", "--url", base, "--token-file", wrong}, 1, "unauthorized (HTTP 401)"},
+		{"unreachable", []string{"list", "--url", "http://127.0.0.1:1", "--token-file", tf}, 1, "connect"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errs := runDecisions(tt.args...)
+			if code != tt.code || !strings.Contains(errs, tt.msg) {
+				t.Fatalf("exit %d (want %d), stderr %q (want %q)", code, tt.code, errs, tt.msg)
+			}
+		})
+	}
+	code, out, _ := runDecisions("--help")
+	if code != 0 || !strings.Contains(out, "acpmux decisions answer DECISION_ID") || !strings.Contains(out, "-token-file") {
+		t.Fatalf("help: %d %q", code, out)
+	}
+}
