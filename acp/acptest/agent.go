@@ -51,7 +51,8 @@ func MaybeRunAgent() {
 //
 //	recv [METHOD]   read one message; with METHOD, fail (status 99) unless it
 //	                has that method; the raw id of a request becomes $ID
-//	send JSON       write JSON (after replacing $ID) as one line
+//	send JSON       write JSON as one line, after replacing $ID and $METHOD
+//	                with the id and method of the last request received
 //	raw TEXT        write TEXT as one line (non-JSON output)
 //	big N           write a session/update agent_message_chunk of N text bytes
 //	stderr TEXT     write TEXT to stderr
@@ -65,6 +66,7 @@ func RunAgent(script string, in io.Reader, out, errw io.Writer, log io.Writer) i
 	r := bufio.NewReaderSize(in, 1<<20)
 	w := bufio.NewWriter(out)
 	var lastID json.RawMessage
+	var lastMethod string
 	for n, line := range strings.Split(script, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -92,10 +94,11 @@ func RunAgent(script string, in io.Reader, out, errw io.Writer, log io.Writer) i
 				return fail("got method %q, want %q", env.Method, arg)
 			}
 			if env.Method != "" {
-				lastID = env.ID
+				lastID, lastMethod = env.ID, env.Method
 			}
 		case "send":
-			w.WriteString(strings.ReplaceAll(arg, "$ID", string(lastID)) + "\n")
+			arg = strings.ReplaceAll(arg, "$ID", string(lastID))
+			w.WriteString(strings.ReplaceAll(arg, "$METHOD", lastMethod) + "\n")
 		case "raw":
 			w.WriteString(arg + "\n")
 		case "big":

@@ -1,0 +1,133 @@
+package acp_test
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/acpmux/acpmux/acp"
+)
+
+var parseTests = []struct {
+	name, line string
+	kind       acp.Kind
+	method, id string
+	err        error
+}{
+	{"request", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`, acp.KindRequest, "initialize", "1", nil},
+	{"string id", `{"jsonrpc":"2.0","id":"a\"b","method":"x"}`, acp.KindRequest, "x", `"a\"b"`, nil},
+	{"null id request", `{"jsonrpc":"2.0","id":null,"method":"x"}`, acp.KindRequest, "x", "null", nil},
+	{"huge negative id", `{"id":-184467440737095516161,"method":"x"}`, acp.KindRequest, "x", "-184467440737095516161", nil},
+	{"notification", `{"jsonrpc":"2.0","method":"session/update","params":{"a":[1,{"b":"}"}]}}`, acp.KindNotification, "session/update", "", nil},
+	{"escaped method", `{"method":"session\/cancel"}`, acp.KindNotification, "session/cancel", "", nil},
+	{"escaped key", `{"\u006dethod":"x","id":2}`, acp.KindRequest, "x", "2", nil},
+	{"result", `{"jsonrpc":"2.0","id":7,"result":null}`, acp.KindResponse, "", "7", nil},
+	{"error", ` {"id":7 , "error":{"code":1}} `, acp.KindResponse, "", "7", nil},
+	{"white space", "{ \"id\" :\t3 ,\"method\" : \"m\" }", acp.KindRequest, "m", "3", nil},
+	{"not json", `Welcome back!`, 0, "", "", acp.ErrNotJSON},
+	{"half object", `{"jsonrpc":"2.0","id":1,"res`, 0, "", "", acp.ErrNotJSON},
+	{"array", `[1,2]`, 0, "", "", acp.ErrInvalidRequest},
+	{"string", `"x"`, 0, "", "", acp.ErrInvalidRequest},
+	{"both method and result", `{"id":1,"method":"x","result":1}`, 0, "", "", acp.ErrInvalidRequest},
+	{"both result and error", `{"id":1,"result":1,"error":{}}`, 0, "", "", acp.ErrInvalidRequest},
+	{"neither", `{"jsonrpc":"2.0"}`, 0, "", "", acp.ErrInvalidRequest},
+	{"response without id", `{"result":1}`, 0, "", "", acp.ErrInvalidRequest},
+	{"object id", `{"id":{},"method":"x"}`, 0, "", "", acp.ErrInvalidRequest},
+	{"bool id", `{"id":true,"method":"x"}`, 0, "", "", acp.ErrInvalidRequest},
+	{"numeric method", `{"id":1,"method":5}`, 0, "", "", acp.ErrInvalidRequest},
+	{"duplicate id", `{"id":1,"id":2,"result":1}`, 0, "", "", acp.ErrInvalidRequest},
+	{"duplicate escaped id", `{"id":1,"\u0069d":2,"result":1}`, 0, "", "", acp.ErrInvalidRequest},
+	{"duplicate method", `{"method":"a","method":"b"}`, 0, "", "", acp.ErrInvalidRequest},
+}
+
+func TestParse(t *testing.T) {
+	for _, tt := range parseTests {
+		t.Run(tt.name, func(t *testing.T) {
+			env, err := acp.Parse([]byte(tt.line))
+			if tt.err != nil {
+				if !errors.Is(err, tt.err) {
+					t.Fatalf("err = %v, want %v", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if env.Kind != tt.kind || env.Method != tt.method || string(env.ID.Bytes([]byte(tt.line))) != tt.id {
+				t.Errorf("got kind %v method %q id %s, want %v %q %s", env.Kind, env.Method, env.ID.Bytes([]byte(tt.line)), tt.kind, tt.method, tt.id)
+			}
+		})
+	}
+}
+
+func TestWithIDKeepsEveryOtherByte(t *testing.T) {
+	line := []byte(`{"params":{"_meta":{"x":[1,2]},"weird" : "\u00e9"},"id":"orig-1","method":"m","jsonrpc":"2.0"}`)
+	env, err := acp.Parse(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := acp.WithID(line, env.ID, []byte("42"))
+	want := `{"params":{"_meta":{"x":[1,2]},"weird" : "\u00e9"},"id":42,"method":"m","jsonrpc":"2.0"}`
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestIDKey(t *testing.T) {
+	same := [][2]string{{"7", "7.0"}, {"7", "7e0"}, {`"a"`, `"\u0061"`}, {"-3", "-3"}}
+	for _, p := range same {
+		if acp.IDKey([]byte(p[0])) != acp.IDKey([]byte(p[1])) {
+			t.Errorf("IDKey(%s) != IDKey(%s)", p[0], p[1])
+		}
+	}
+	differ := [][2]string{{"7", `"7"`}, {"1", "2"}, {"18446744073709551616", "18446744073709551617"}, {`"a"`, `"A"`}}
+	for _, p := range differ {
+		if acp.IDKey([]byte(p[0])) == acp.IDKey([]byte(p[1])) {
+			t.Errorf("IDKey(%s) == IDKey(%s)", p[0], p[1])
+		}
+	}
+}
+
+func TestMember(t *testing.T) {
+	obj := []byte(`{"a":{"sessionId":"inner"},"sessionId":"s\"1","b":[{"sessionId":2}]}`)
+	if got := acp.MemberString(obj, "sessionId"); got != `s"1` {
+		t.Errorf("MemberString = %q, want the top-level member", got)
+	}
+	if acp.Member(obj, "missing").Present() || acp.Member([]byte(`[1]`), "a").Present() {
+		t.Error("absent member reported present")
+	}
+	if !acp.OnlyMembers(obj, "a", "sessionId", "b") || acp.OnlyMembers(obj, "a", "b") {
+		t.Error("OnlyMembers wrong")
+	}
+}
+
+// FuzzEnvelope: Parse never panics; whatever it accepts is valid JSON; the
+// envelope survives an id replacement, and every byte outside the id is kept.
+func FuzzEnvelope(f *testing.F) {
+	for _, tt := range parseTests {
+		f.Add(tt.line)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		env, err := acp.Parse([]byte(line))
+		if err != nil {
+			return
+		}
+		if !json.Valid([]byte(line)) {
+			t.Fatalf("accepted invalid JSON %q", line)
+		}
+		if !env.ID.Present() {
+			return
+		}
+		out := acp.WithID([]byte(line), env.ID, []byte(`"new"`))
+		env2, err := acp.Parse(out)
+		if err != nil {
+			t.Fatalf("after WithID: %v (%s)", err, out)
+		}
+		if env2.Kind != env.Kind || env2.Method != env.Method || string(env2.ID.Bytes(out)) != `"new"` {
+			t.Fatalf("envelope changed: %+v -> %+v", env, env2)
+		}
+		if line[:env.ID.Start] != string(out[:env.ID.Start]) || line[env.ID.End:] != string(out[env2.ID.End:]) {
+			t.Fatalf("bytes outside the id changed: %q -> %q", line, out)
+		}
+	})
+}
