@@ -314,8 +314,13 @@ func TestCancelSession(t *testing.T) {
 	ch1 := ask(b, req("s", "k1"), ide, api, ws)
 	ch2 := ask(b, req("s", "k2"), ide, api, ws)
 	chOther := ask(b, req("t", "k1"), ide)
-	d1, d2 := ide.wait(t), ide.wait(t)
-	ide.wait(t)
+	var inS []*confirm.Decision // presentation order across Asks is not fixed
+	for range 3 {
+		if d := ide.wait(t); d.SessionID() == "s" {
+			inS = append(inS, d)
+		}
+	}
+	d1, d2 := inS[0], inS[1]
 	for range 2 {
 		api.wait(t)
 		ws.wait(t)

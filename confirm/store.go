@@ -64,16 +64,23 @@ type Transition struct {
 }
 
 // SQLiteStore is the Store on an SQLite database (modernc.org/sqlite, pure
-// Go). A file database runs in WAL mode with synchronous=FULL (a decision
-// acknowledged to a host survives power loss), busy_timeout 5s, foreign
-// keys on, and every transaction starts with BEGIN IMMEDIATE so claims never
-// fail with SQLITE_BUSY on lock upgrade. Safe for concurrent use, also by
-// several processes sharing one file.
+// Go). A file database runs in WAL mode with busy_timeout 5s and foreign
+// keys on; every transaction starts with BEGIN IMMEDIATE, so a claim never
+// fails with SQLITE_BUSY on a lock upgrade. Claims commit with
+// synchronous=FULL (the WAL is synced: an outcome acknowledged to a host,
+// and everything written before it, survives power loss); inserts and
+// journal events commit with synchronous=NORMAL (they survive an acpmux
+// crash; after power loss the ones since the last claim may be lost). One
+// connection does all of this process's writes, so they never wait on each
+// other in SQLite; reads use other connections. Safe for concurrent use,
+// also by several processes sharing one file.
 type SQLiteStore struct {
 	db        *sql.DB
+	w         *sql.Conn  // the connection that writes; guarded by wmu
+	wmu       sync.Mutex // serialises this process's writes (and all access for MemoryPath)
+	memory    bool
 	path      string
-	owner     string     // this store's owner tag: host/pid/instance
-	wmu       sync.Mutex // serialises this process's write transactions
+	owner     string // this store's owner tag: host/pid/instance
 	recovered int
 }
 
@@ -119,12 +126,18 @@ func OpenStore(path string) (*SQLiteStore, error) {
 	} else {
 		db.SetMaxOpenConns(4)
 	}
-	s := &SQLiteStore{db: db, path: path, owner: newOwner()}
+	s := &SQLiteStore{db: db, path: path, owner: newOwner(), memory: path == MemoryPath}
+	if s.w, err = db.Conn(context.Background()); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
 	if err := s.migrate(); err != nil {
+		s.w.Close()
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	if s.recovered, err = s.cancelLeftOpen(); err != nil {
+		s.w.Close()
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
@@ -143,7 +156,7 @@ func storeDSN(path string) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", fmt.Errorf("open store: %w", err)
 	}
-	return "file:" + path + "?" + common + "&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)", nil
+	return "file:" + path + "?" + common + "&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)", nil
 }
 
 // Path returns the path the store was opened with.
@@ -157,6 +170,9 @@ func (s *SQLiteStore) Recovered() int { return s.recovered }
 // next OpenStore of the same file.
 func (s *SQLiteStore) Close() error {
 	liveOwners.remove(s.owner)
+	s.wmu.Lock()
+	s.w.Close()
+	s.wmu.Unlock()
 	return s.db.Close()
 }
 
@@ -195,7 +211,9 @@ var migrations = []string{
 
 func (s *SQLiteStore) migrate() error {
 	ctx := context.Background()
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
 		return fmt.Errorf("create schema_version: %w", err)
 	}
 	for {
@@ -209,7 +227,7 @@ func (s *SQLiteStore) migrate() error {
 // migrateOne applies the next pending migration in its own transaction and
 // reports whether the schema was already current.
 func (s *SQLiteStore) migrateOne(ctx context.Context) (bool, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return false, err
 	}
@@ -242,7 +260,7 @@ func (s *SQLiteStore) cancelLeftOpen() (int, error) {
 	ctx := context.Background()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -309,7 +327,7 @@ func (s *SQLiteStore) insert(ctx context.Context, rec Record) (bool, error) {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return false, err
 	}
@@ -338,7 +356,11 @@ func (s *SQLiteStore) insert(ctx context.Context, rec Record) (bool, error) {
 func (s *SQLiteStore) Claim(ctx context.Context, id string, t Transition) (bool, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
+	if _, err := s.w.ExecContext(ctx, `PRAGMA synchronous = FULL`); err != nil {
+		return false, fmt.Errorf("store claim: %w", err)
+	}
+	defer s.w.ExecContext(context.WithoutCancel(ctx), `PRAGMA synchronous = NORMAL`)
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return false, fmt.Errorf("store claim: %w", err)
 	}
@@ -370,12 +392,12 @@ func (s *SQLiteStore) Append(ctx context.Context, id string, ev Event) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if ev.Type != EventDelivered {
-		if err := insertEvent(ctx, s.db, id, ev); err != nil {
+		if err := insertEvent(ctx, s.w, id, ev); err != nil {
 			return fmt.Errorf("store append: %w", err)
 		}
 		return nil
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store append: %w", err)
 	}
@@ -436,9 +458,35 @@ func scanRecord(sc scanner) (Record, error) {
 	return r, nil
 }
 
+// querier is what reads need of *sql.DB and *sql.Conn.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// read runs fn on the reading connections, or on the one connection of an
+// in-memory store.
+func (s *SQLiteStore) read(fn func(q querier) error) error {
+	if s.memory {
+		s.wmu.Lock()
+		defer s.wmu.Unlock()
+		return fn(s.w)
+	}
+	return fn(s.db)
+}
+
 // Get implements Store.
 func (s *SQLiteStore) Get(ctx context.Context, id string) (Record, error) {
-	row := s.db.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM decisions WHERE id = ?`, id)
+	var r Record
+	err := s.read(func(q querier) (err error) {
+		r, err = getRecord(ctx, q, id)
+		return err
+	})
+	return r, err
+}
+
+func getRecord(ctx context.Context, q querier, id string) (Record, error) {
+	row := q.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM decisions WHERE id = ?`, id)
 	r, err := scanRecord(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, fmt.Errorf("%w: %s", ErrNotFound, id)
@@ -446,7 +494,7 @@ func (s *SQLiteStore) Get(ctx context.Context, id string) (Record, error) {
 	if err != nil {
 		return r, fmt.Errorf("store get: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT seq, at, type, host, detail FROM decision_events
+	rows, err := q.QueryContext(ctx, `SELECT seq, at, type, host, detail FROM decision_events
 		WHERE decision_id = ? ORDER BY seq`, id)
 	if err != nil {
 		return r, fmt.Errorf("store get: %w", err)
@@ -466,7 +514,16 @@ func (s *SQLiteStore) Get(ctx context.Context, id string) (Record, error) {
 
 // List implements Store.
 func (s *SQLiteStore) List(ctx context.Context, sessionID string, limit int) ([]Record, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+recordColumns+` FROM decisions
+	var out []Record
+	err := s.read(func(q querier) (err error) {
+		out, err = listRecords(ctx, q, sessionID, limit)
+		return err
+	})
+	return out, err
+}
+
+func listRecords(ctx context.Context, q querier, sessionID string, limit int) ([]Record, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+recordColumns+` FROM decisions
 		WHERE session_id = ? ORDER BY created_at DESC, id LIMIT ?`, sessionID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store list: %w", err)
