@@ -542,7 +542,7 @@ func TestNotice(t *testing.T) {
 	if n["decisionId"] != d.ID() || n["status"] != "answered" || n["resolvedBy"] != "http" || n["toolCallId"] != "call_1" {
 		t.Fatalf("notice %v", n)
 	}
-	if o, _ := n["outcome"].(map[string]any); o["optionId"] != "allow-once" {
-		t.Fatalf("notice outcome %v", n["outcome"])
+	if n["optionId"] != "allow-once" || n["reason"] != "answered" {
+		t.Fatalf("notice %v", n)
 	}
 }

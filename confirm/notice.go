@@ -13,33 +13,34 @@ import (
 const MethodPermissionResolved = "_acpmux/permission_resolved"
 
 // ResolvedNotice is the params of MethodPermissionResolved (docs/decisions.md,
-// "The resolved notice"). Outcome is exactly what the agent received.
+// "The resolved notice", and docs/protocol.md). OptionID is the optionId the
+// agent received, absent when it received "cancelled" (or, for reason
+// agent_cancelled, error -32800).
 type ResolvedNotice struct {
-	SessionID  string          `json:"sessionId"`
-	DecisionID string          `json:"decisionId"`
-	ToolCallID string          `json:"toolCallId,omitempty"`
-	Status     Status          `json:"status"`
-	Reason     string          `json:"reason"`
-	ResolvedBy string          `json:"resolvedBy,omitempty"`
-	Outcome    json.RawMessage `json:"outcome"`
-	At         time.Time       `json:"at"`
+	SessionID  string    `json:"sessionId"`
+	DecisionID string    `json:"decisionId"`
+	ToolCallID string    `json:"toolCallId,omitempty"`
+	Status     Status    `json:"status"`
+	OptionID   string    `json:"optionId,omitempty"`
+	ResolvedBy string    `json:"resolvedBy,omitempty"`
+	Reason     string    `json:"reason"`
+	At         time.Time `json:"at"`
 }
 
 // Notice returns the params of the _acpmux/permission_resolved notification
 // for d closed as res, encoded as JSON. For example:
 //
 //	{"sessionId":"sess_1","decisionId":"0b6f…","toolCallId":"call_1",
-//	 "status":"answered","reason":"answered","resolvedBy":"http",
-//	 "outcome":{"outcome":"selected","optionId":"allow-once"},
-//	 "at":"2026-07-01T12:00:00Z"}
+//	 "status":"answered","optionId":"allow-once","resolvedBy":"http",
+//	 "reason":"answered","at":"2026-07-01T12:00:00Z"}
 func Notice(d *Decision, res Resolution) json.RawMessage {
-	var outcome struct {
-		Outcome json.RawMessage `json:"outcome"`
+	opt := res.OptionID
+	if res.Reason == ReasonAgentCancelled {
+		opt = ""
 	}
-	_ = json.Unmarshal(buildResult(res.OptionID, ""), &outcome)
 	b, err := json.Marshal(ResolvedNotice{SessionID: d.SessionID(), DecisionID: d.ID(),
-		ToolCallID: d.snap.ToolCall.ToolCallID, Status: res.Status, Reason: res.Reason,
-		ResolvedBy: res.By, Outcome: outcome.Outcome, At: res.At})
+		ToolCallID: d.snap.ToolCall.ToolCallID, Status: res.Status, OptionID: opt,
+		ResolvedBy: res.By, Reason: res.Reason, At: res.At})
 	if err != nil {
 		panic("confirm: marshal notice: " + err.Error()) // plain fields: cannot fail
 	}
