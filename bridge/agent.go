@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -103,18 +104,24 @@ func (a *Agent) wait() {
 func (a *Agent) Exited() <-chan struct{} { return a.exited }
 
 // Stop ends the agent: it waits grace for the process to exit by itself
-// (the caller has closed or is closing its stdin), then closes stdin and
-// sends SIGTERM to the process group, then after another grace SIGKILL. It
-// returns when the process has been reaped (wait runs elsewhere).
-func (a *Agent) Stop(grace time.Duration) {
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
-		select {
-		case <-a.exited:
-			return
-		case <-time.After(grace):
-			a.CloseStdin()
-			a.Signal(sig)
-		}
+// (the caller has closed or is closing its stdin), or less if ctx ends
+// first, then closes stdin and sends SIGTERM to the process group, then
+// after another grace SIGKILL. It returns when the process has been reaped
+// (wait runs elsewhere).
+func (a *Agent) Stop(ctx context.Context, grace time.Duration) {
+	select {
+	case <-a.exited:
+		return
+	case <-time.After(grace):
+	case <-ctx.Done():
+	}
+	a.CloseStdin()
+	a.Signal(syscall.SIGTERM)
+	select {
+	case <-a.exited:
+		return
+	case <-time.After(grace):
+		a.Signal(syscall.SIGKILL)
 	}
 	<-a.exited
 }

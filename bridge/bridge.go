@@ -145,17 +145,16 @@ func (b *Bridge) Run(ctx context.Context) int {
 		case <-b.agent.Exited():
 		case <-time.After(b.opts.GracePeriod):
 			b.log.Warn("agent closed stdout but is still running; stopping its process group", "pid", b.agent.Pid())
-			b.agent.Stop(b.opts.GracePeriod)
+			b.agent.Stop(ctx, 0)
 		}
 	case <-b.primaryDone():
 		b.log.Debug("host closed the connection; stopping agent", "host", b.primaryID(), "grace", b.opts.GracePeriod)
 		b.closeAgentInput()
-		b.agent.Stop(b.opts.GracePeriod)
+		b.agent.Stop(ctx, b.opts.GracePeriod)
 	case <-ctx.Done():
 		b.log.Info("stopping agent", "cause", context.Cause(ctx))
 		b.closeAgentInput()
-		b.agent.Signal(syscall.SIGTERM)
-		b.agent.Stop(b.opts.GracePeriod)
+		b.agent.Stop(ctx, b.opts.GracePeriod)
 	}
 	<-b.agent.Exited()
 	b.agent.Signal(syscall.SIGKILL) // anything the agent left in its process group
