@@ -20,6 +20,8 @@ type guard struct {
 	maxBody  int64
 }
 
+// ServeHTTP runs the checks in order and passes the request on only if all
+// pass; every refusal is a JSON error body.
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !g.hosts[strings.ToLower(r.Host)] {
 		writeError(w, http.StatusForbidden, "forbidden_host", "Host header is not this server's address (DNS rebinding protection)")
