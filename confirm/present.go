@@ -99,9 +99,9 @@ func (b *Broker) Abstain(decisionID, hostID, reason string) {
 func (b *Broker) abstain(d *Decision, hostID, reason string) {
 	d.mu.Lock()
 	h := d.hosts[hostID]
-	if h == nil || h.abstained {
+	if h == nil || h.abstained || d.status.Closed() {
 		d.mu.Unlock()
-		return
+		return // nothing left to abstain from
 	}
 	h.abstained = true
 	ev := d.addEvent(b.now().UTC(), EventAbstained, hostID, reason)
