@@ -193,7 +193,7 @@ func setCmd(c *classifier, x *cmd) {
 			break
 		}
 		s := a.text
-		if s == "--" || s == "-" || (s[0] != '-' && s[0] != '+') {
+		if s == "" || s == "--" || s == "-" || (s[0] != '-' && s[0] != '+') {
 			break // the rest are positional parameters
 		}
 		for _, l := range s[1:] {

@@ -12,6 +12,10 @@ import (
 // Unknown without being parsed.
 const MaxInputBytes = 256 << 10
 
+// panicked starts the reason of a verdict whose classification failed
+// with a panic: a bug, reported as Unknown.
+const panicked = "classifier error"
+
 // maxDepth bounds nested scripts (sh -c, eval, trap, git aliases).
 const maxDepth = 8
 
@@ -31,8 +35,15 @@ var parsers = sync.Pool{New: func() any {
 // command, substitution and nested script is classified and the classes
 // combine with Class.Max. Command never panics and is safe for
 // concurrent use. See docs/classify.md and reference/classifiers.md.
-func Command(src string) Verdict {
+func Command(src string) (v Verdict) {
 	c := &classifier{src: src, top: src, exact: true, res: &result{}}
+	defer func() {
+		// Fail closed: a bug in a rule must not break the caller or
+		// let a command through. The fuzz test looks for this reason.
+		if e := recover(); e != nil {
+			v = Verdict{Class: Unknown, Reasons: []Reason{{Class: Unknown, Why: fmt.Sprintf("%s: %v", panicked, e)}}}
+		}
+	}()
 	if bad, at := badInput(src); bad != "" {
 		c.addAt(Unknown, at, at+1, bad)
 		return c.verdict()

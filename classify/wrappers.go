@@ -299,7 +299,7 @@ func shellCmd(c *classifier, x *cmd) {
 			c.argAt(Unknown, a, "shell option "+s+" is not in the table of known options")
 			return
 		}
-		if s[0] != '-' && s[0] != '+' || len(s) < 2 {
+		if len(s) < 2 || s[0] != '-' && s[0] != '+' {
 			break
 		}
 		for _, l := range s[1:] {
@@ -345,6 +345,9 @@ func (c *classifier) script(a arg, what string) {
 // joined classifies words joined with spaces as a script, as eval and
 // watch do.
 func (c *classifier) joined(args []arg, what string) {
+	if len(args) == 0 {
+		return
+	}
 	parts := make([]string, len(args))
 	for i, a := range args {
 		if !a.static {
