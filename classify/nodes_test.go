@@ -197,11 +197,11 @@ func TestUnproducedNodes(t *testing.T) {
 // the walker's type switches: they stand for node types a future
 // version of the syntax package may add.
 type (
-	futureCommand  struct{ *syntax.CallExpr }
-	futurePart     struct{ *syntax.Lit }
-	futureArithm   struct{ *syntax.Word }
-	futureTest     struct{ *syntax.Word }
-	futureLoop     struct{ *syntax.WordIter }
+	futureCommand struct{ *syntax.CallExpr }
+	futurePart    struct{ *syntax.Lit }
+	futureArithm  struct{ *syntax.Word }
+	futureTest    struct{ *syntax.Word }
+	futureLoop    struct{ *syntax.WordIter }
 )
 
 func TestUnknownNodeTypes(t *testing.T) {
