@@ -31,6 +31,9 @@ type PermissionRouter interface {
 	CancelRequest(agentKey string) bool
 	// ToolCallUpdate reports a tool_call or tool_call_update session update.
 	ToolCallUpdate(sid string, update []byte)
+	// SessionStarted reports a session created, loaded or resumed by a host,
+	// with the working directory the host gave.
+	SessionStarted(sid, cwd string)
 	// AgentExited closes every open decision: the agent is gone.
 	AgentExited()
 }
@@ -143,4 +146,5 @@ func (noRouter) HostLeft(*Host, string)                     {}
 func (noRouter) CancelSession(string, string)               {}
 func (noRouter) CancelRequest(string) bool                  { return false }
 func (noRouter) ToolCallUpdate(string, []byte)              {}
+func (noRouter) SessionStarted(string, string)              {}
 func (noRouter) AgentExited()                               {}

@@ -77,6 +77,7 @@ func (b *Bridge) agentResponse(msg []byte, env acp.Envelope) {
 	case acp.MethodSessionNew:
 		if sid := acp.MemberString(result, "sessionId"); sid != "" {
 			b.addSessionLocked(sid, c.cwd, c.host)
+			defer b.permissions().SessionStarted(sid, c.cwd)
 		}
 	case acp.MethodSessionPrompt:
 		if s := b.sessions[c.session]; s != nil && s.turn == c.host {

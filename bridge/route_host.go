@@ -131,6 +131,7 @@ func (b *Bridge) hostRequest(h *Host, msg []byte, env acp.Envelope) {
 		// session/load replays the history before it answers: register the
 		// session now so those updates reach this host.
 		b.addSessionLocked(c.session, c.cwd, h)
+		defer b.permissions().SessionStarted(c.session, c.cwd)
 	}
 	b.calls[bkey] = c
 	h.mu.Lock()

@@ -1,5 +1,14 @@
 package bridge
 
+// SessionAlive reports whether session sid is known to the bridge and its
+// agent is still running: the revalidation a confirmation needs before its
+// answer reaches the agent (DESIGN.md, step 7). Safe for concurrent use.
+func (b *Bridge) SessionAlive(sid string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sessions[sid] != nil && !b.agentGone
+}
+
 // addSessionLocked records that host h created, loaded or resumed session
 // sid; h becomes its owner and one of its hosts. b.mu is held.
 func (b *Bridge) addSessionLocked(sid, cwd string, h *Host) {

@@ -17,6 +17,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/acpmux/acpmux/bridge"
+	"github.com/acpmux/acpmux/confirm"
 )
 
 func init() {
@@ -36,7 +37,7 @@ Flags:
 func demoMain(args []string, s stdio) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(s.err)
-	var f runFlags
+	var f relayFlags
 	f.register(fs)
 	choose := fs.String("choose", "ask", "how the terminal host answers permission requests: ask (read a number from stdin), allow or reject")
 	prompt := fs.String("prompt", "Please fix the failing test.", "the prompt sent to the demo agent")
@@ -65,12 +66,15 @@ func demoMain(args []string, s stdio) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	agent, err := bridge.StartAgent(bridge.AgentOptions{Argv: []string{exe, "__demo-agent"}, Stderr: s.err, MaxLineBytes: f.maxLineBytes})
+	if f.state == "" {
+		f.state = confirm.MemoryPath // the demo leaves nothing behind unless asked
+	}
+	r, err := startRelay(&f, []string{exe, "__demo-agent"}, s.err, log)
 	if err != nil {
 		fmt.Fprintln(s.err, "acpmux demo:", err)
 		return 1
 	}
-	b := bridge.New(agent, bridge.Options{MaxLineBytes: f.maxLineBytes, GracePeriod: f.grace, Logger: log})
+	b := r.bridge
 	toBridgeR, toBridgeW := io.Pipe()
 	fromBridgeR, fromBridgeW := io.Pipe()
 	b.AddHost(bridge.NewHost("terminal", bridge.NewNDJSONConn(toBridgeR, fromBridgeW, toBridgeR, f.maxLineBytes), true, f.queueLen))
@@ -83,7 +87,7 @@ func demoMain(args []string, s stdio) int {
 		hostErr <- host.session(ctx, conn, *prompt)
 		conn.Close() // the host leaves: the bridge stops the agent
 	}()
-	code := b.Run(ctx)
+	code := r.run(ctx)
 	fromBridgeW.Close()
 	if err := <-hostErr; err != nil {
 		fmt.Fprintln(s.err, "acpmux demo:", err)
@@ -207,6 +211,14 @@ func (h *terminalHost) permission(raw json.RawMessage) map[string]any {
 			Name     string `json:"name"`
 			Kind     string `json:"kind"`
 		} `json:"options"`
+		Meta struct {
+			Acpmux struct {
+				Warnings       []string `json:"warnings"`
+				Classification *struct {
+					Class string `json:"class"`
+				} `json:"classification"`
+			} `json:"acpmux"`
+		} `json:"_meta"`
 	}
 	json.Unmarshal(raw, &p)
 	h.mu.Lock()
@@ -214,6 +226,12 @@ func (h *terminalHost) permission(raw json.RawMessage) map[string]any {
 	fmt.Fprintf(h.out, "\n  Permission requested: %s (%s)\n", strconv.Quote(p.ToolCall.Title), p.ToolCall.Kind)
 	if len(p.ToolCall.RawInput) > 0 {
 		fmt.Fprintf(h.out, "  input: %s\n", p.ToolCall.RawInput)
+	}
+	if c := p.Meta.Acpmux.Classification; c != nil {
+		fmt.Fprintf(h.out, "  acpmux classifies the command as: %s\n", c.Class)
+	}
+	for _, w := range p.Meta.Acpmux.Warnings {
+		fmt.Fprintf(h.out, "  warning: %s\n", w)
 	}
 	for _, c := range p.ToolCall.Content {
 		if c.Type == "diff" {

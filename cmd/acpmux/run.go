@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -50,7 +52,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 func runMain(args []string, s stdio) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(s.err)
-	var f runFlags
+	var f relayFlags
 	f.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), runUsage)
@@ -80,17 +82,18 @@ func runMain(args []string, s stdio) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-
-	agent, err := bridge.StartAgent(bridge.AgentOptions{Argv: argv, Stderr: s.err, MaxLineBytes: f.maxLineBytes})
+	r, err := startRelay(&f, argv, s.err, log)
 	if err != nil {
 		fmt.Fprintln(s.err, "acpmux run:", err)
-		return 127
+		var exitErr *exec.Error
+		if errors.As(err, &exitErr) || errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
+			return 127
+		}
+		return 1
 	}
-	log.Debug("agent started", "argv", argv, "pid", agent.Pid())
-	b := bridge.New(agent, bridge.Options{MaxLineBytes: f.maxLineBytes, GracePeriod: f.grace, Logger: log})
 	in, closer := pollableStdin(s.in)
-	b.AddHost(bridge.NewHost("stdio", bridge.NewNDJSONConn(in, s.out, closer, f.maxLineBytes), true, f.queueLen))
-	return b.Run(ctx)
+	r.bridge.AddHost(bridge.NewHost("stdio", bridge.NewNDJSONConn(in, s.out, closer, f.maxLineBytes), true, f.queueLen))
+	return r.run(ctx)
 }
 
 const zedExample = `  "agent_servers": {

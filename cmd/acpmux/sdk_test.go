@@ -42,6 +42,15 @@ func (c *recordingClient) add(kind string, v any) {
 }
 
 func (c *recordingClient) RequestPermission(_ context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	// acpmux adds its own _meta.acpmux (decision id, warnings); the rest of
+	// the request must be what the agent sent.
+	if _, ok := p.Meta["acpmux"]; ok {
+		c.add("acpmux-meta", true)
+		delete(p.Meta, "acpmux")
+		if len(p.Meta) == 0 {
+			p.Meta = nil
+		}
+	}
 	c.add("permission", p)
 	return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{
 		Selected: &sdk.RequestPermissionOutcomeSelected{OptionId: p.Options[c.pick].OptionId}}}, nil
@@ -160,6 +169,9 @@ func TestSDKExampleAgentThroughAcpmux(t *testing.T) {
 		}
 		if got := relayed[len(relayed)-1]; got != `prompt {"stopReason":"end_turn"}` {
 			t.Errorf("pick %d: last entry %s, want an end_turn prompt response", pick, got)
+		}
+		if n := len(only(relayed, "acpmux-meta")); n != 1 {
+			t.Errorf("pick %d: %d permission requests carried _meta.acpmux, want 1", pick, n)
 		}
 		if perm := len(only(relayed, "permission")); perm != 1 {
 			t.Errorf("pick %d: %d permission requests reached the client, want exactly 1", pick, perm)

@@ -1,0 +1,224 @@
+package bridge
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"sync"
+
+	"github.com/acpmux/acpmux/acp"
+	"github.com/acpmux/acpmux/confirm"
+)
+
+// BrokerRouter routes the agent's permission requests through a
+// confirm.Broker: each one becomes a decision presented to every host of the
+// session (the owner first) and to the extra presenters (the HTTP API),
+// and the first valid answer wins (DESIGN.md, "The life of one
+// confirmation"). It implements PermissionRouter.
+type BrokerRouter struct {
+	br    *confirm.Broker
+	extra []confirm.Presenter
+	epoch string // distinguishes this acpmux process's agent request ids
+	log   *slog.Logger
+
+	mu      sync.Mutex        // guards pending
+	pending map[string]string // agent request key → session id, while asked
+}
+
+// NewBrokerRouter returns a router over br. extra presenters (such as
+// httpapi.Presenter) are shown every decision besides the session's hosts.
+func NewBrokerRouter(br *confirm.Broker, log *slog.Logger, extra ...confirm.Presenter) *BrokerRouter {
+	var e [8]byte
+	rand.Read(e[:])
+	if log == nil {
+		log = slog.Default()
+	}
+	return &BrokerRouter{br: br, extra: extra, epoch: hex.EncodeToString(e[:]), log: log, pending: map[string]string{}}
+}
+
+// Broker returns the broker the router uses.
+func (r *BrokerRouter) Broker() *confirm.Broker { return r.br }
+
+func (r *BrokerRouter) agentKey(key string) string { return r.epoch + "/" + key }
+
+// Ask implements PermissionRouter.
+func (r *BrokerRouter) Ask(ctx context.Context, req PermissionRequest) (json.RawMessage, error) {
+	r.mu.Lock()
+	r.pending[req.AgentKey] = req.SessionID
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.pending, req.AgentKey)
+		r.mu.Unlock()
+	}()
+	presenters := make([]confirm.Presenter, 0, len(req.Hosts)+len(r.extra))
+	for _, h := range req.Hosts {
+		presenters = append(presenters, &hostPresenter{h: h, req: &req})
+	}
+	presenters = append(presenters, r.extra...)
+	return r.br.Ask(ctx, confirm.Request{
+		SessionID: req.SessionID,
+		AgentKey:  r.agentKey(req.AgentKey),
+		Params:    req.Params,
+		Cwd:       req.Cwd,
+	}, presenters)
+}
+
+// HostAnswered implements PermissionRouter: a result is checked strictly
+// by the broker; an error response counts as the host abstaining.
+func (r *BrokerRouter) HostAnswered(h *Host, decision string, result, errObj []byte) {
+	if result == nil {
+		r.br.Abstain(decision, h.ID, "error response: "+string(errObj))
+		return
+	}
+	if err := r.br.AnswerResult(decision, h.ID, result); err != nil {
+		r.log.Warn("host answer not accepted", "host", h.ID, "decision", decision, "err", err)
+	}
+}
+
+// HostLeft implements PermissionRouter.
+func (r *BrokerRouter) HostLeft(h *Host, decision string) {
+	r.br.Abstain(decision, h.ID, "host disconnected")
+}
+
+// CancelSession implements PermissionRouter.
+func (r *BrokerRouter) CancelSession(sid, reason string) { r.br.CancelSession(sid, reason) }
+
+// CancelRequest implements PermissionRouter.
+func (r *BrokerRouter) CancelRequest(agentKey string) bool {
+	r.mu.Lock()
+	sid, ok := r.pending[agentKey]
+	r.mu.Unlock()
+	return ok && r.br.CancelRequest(sid, r.agentKey(agentKey))
+}
+
+// ToolCallUpdate implements PermissionRouter.
+func (r *BrokerRouter) ToolCallUpdate(sid string, update []byte) { r.br.ToolCallUpdate(sid, update) }
+
+// SessionStarted implements PermissionRouter.
+func (r *BrokerRouter) SessionStarted(sid, cwd string) { r.br.TrackSession(sid, cwd) }
+
+// AgentExited implements PermissionRouter.
+func (r *BrokerRouter) AgentExited() { r.br.AgentExited() }
+
+// hostPresenter shows decisions to one bridge host as ACP
+// session/request_permission requests.
+type hostPresenter struct {
+	h   *Host
+	req *PermissionRequest
+}
+
+func (p *hostPresenter) HostID() string { return p.h.ID }
+
+// Present sends the agent's request with the decision's warnings added
+// (presentParams) under a fresh id of the host's.
+func (p *hostPresenter) Present(d *confirm.Decision) error {
+	if !p.req.Present(p.h, d.ID(), presentParams(d)) {
+		return errHostGone
+	}
+	return nil
+}
+
+// Withdraw cancels the host's copy and sends the resolved notice.
+func (p *hostPresenter) Withdraw(d *confirm.Decision, res confirm.Resolution) {
+	p.req.Withdraw(p.h, d.ID(), confirm.Notice(d, res))
+}
+
+var errHostGone = &acp.Error{Code: acp.ErrNoHost.Code, Message: "host disconnected"}
+
+// presentParams returns the params a host is shown for decision d: the
+// agent's params byte-for-byte, plus "_meta.acpmux" {decisionId, warnings,
+// classification, command, displayedTextSha256} and, when there are
+// warnings, one text content block per warning before the tool call's own
+// content (before any diff). See docs/protocol.md.
+func presentParams(d *confirm.Decision) []byte {
+	params := d.Params()
+	s := d.Snapshot()
+	meta, _ := json.Marshal(struct {
+		DecisionID          string                  `json:"decisionId"`
+		Warnings            []string                `json:"warnings"`
+		Command             string                  `json:"command,omitempty"`
+		Classification      *confirm.Classification `json:"classification,omitempty"`
+		DisplayedTextSHA256 string                  `json:"displayedTextSha256"`
+	}{d.ID(), s.Warnings, s.Command, s.Classification, s.DisplayedTextSHA256})
+	out := setMember(params, "_meta", "acpmux", meta)
+	if len(s.Warnings) == 0 {
+		return out
+	}
+	blocks := make([]json.RawMessage, 0, len(s.Warnings))
+	for _, w := range s.Warnings {
+		b, _ := json.Marshal(map[string]any{"type": "content", "content": map[string]any{"type": "text", "text": "⚠ " + w}})
+		blocks = append(blocks, b)
+	}
+	return prependToolCallContent(out, blocks)
+}
+
+// setMember returns obj with obj[outer][name] = value, splicing bytes so
+// that everything else stays as it was. An existing obj[outer][name] is
+// replaced; a missing obj[outer] is created.
+func setMember(obj []byte, outer, name string, value []byte) []byte {
+	os := acp.Member(obj, outer)
+	if !os.Present() || obj[os.Start] != '{' {
+		if os.Present() { // not an object: replace it
+			return splice(obj, os, []byte(`{"`+name+`":`+string(value)+`}`))
+		}
+		return insertFirst(obj, []byte(`"`+outer+`":{"`+name+`":`+string(value)+`}`))
+	}
+	inner := os.Bytes(obj)
+	is := acp.Member(inner, name)
+	if is.Present() {
+		return splice(obj, acp.Span{Start: os.Start + is.Start, End: os.Start + is.End}, value)
+	}
+	return splice(obj, os, insertFirst(inner, []byte(`"`+name+`":`+string(value))))
+}
+
+// prependToolCallContent puts blocks before params.toolCall.content.
+func prependToolCallContent(params []byte, blocks []json.RawMessage) []byte {
+	ts := acp.Member(params, "toolCall")
+	if !ts.Present() || params[ts.Start] != '{' {
+		return params
+	}
+	tc := ts.Bytes(params)
+	cs := acp.Member(tc, "content")
+	var content []json.RawMessage
+	if cs.Present() {
+		if json.Unmarshal(cs.Bytes(tc), &content) != nil {
+			return params
+		}
+	}
+	all, _ := json.Marshal(append(blocks, content...))
+	var newTC []byte
+	if cs.Present() {
+		newTC = splice(tc, cs, all)
+	} else {
+		newTC = insertFirst(tc, []byte(`"content":`+string(all)))
+	}
+	return splice(params, ts, newTC)
+}
+
+// splice replaces span s of b with v in a new slice.
+func splice(b []byte, s acp.Span, v []byte) []byte { return acp.WithID(b, s, v) }
+
+// insertFirst inserts member (`"k":v`) as the first member of object obj.
+func insertFirst(obj, member []byte) []byte {
+	i := 0
+	for i < len(obj) && obj[i] != '{' {
+		i++
+	}
+	rest := obj[i+1:]
+	sep := ","
+	j := 0
+	for j < len(rest) && (rest[j] == ' ' || rest[j] == '\t' || rest[j] == '\r' || rest[j] == '\n') {
+		j++
+	}
+	if j < len(rest) && rest[j] == '}' {
+		sep = ""
+	}
+	out := make([]byte, 0, len(obj)+len(member)+1)
+	out = append(out, obj[:i+1]...)
+	out = append(out, member...)
+	out = append(out, sep...)
+	return append(out, rest...)
+}

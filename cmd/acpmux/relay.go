@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/acpmux/acpmux/bridge"
+	"github.com/acpmux/acpmux/bridge/httpapi"
+	"github.com/acpmux/acpmux/classify"
+	"github.com/acpmux/acpmux/confirm"
+)
+
+// relayFlags are the flags of "acpmux run" shared with "acpmux demo".
+type relayFlags struct {
+	runFlags
+	listen          string
+	allowRemote     bool
+	tokenFile       string
+	state           string
+	decisionTimeout time.Duration
+}
+
+func (f *relayFlags) register(fs *flag.FlagSet) {
+	f.runFlags.register(fs)
+	fs.StringVar(&f.listen, "listen", "", "serve the decisions HTTP API on ADDR (host:port, loopback unless --allow-remote); off when empty")
+	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow --listen on a non-loopback address (logs a warning; the token is still required)")
+	fs.StringVar(&f.tokenFile, "token-file", "", "bearer token file for --listen: read if it exists and is not empty, else a fresh 256-bit token is written there (mode 0600) (default $XDG_STATE_HOME/acpmux/token)")
+	fs.StringVar(&f.state, "state", "", "decision store: a SQLite file, or :memory: to keep nothing on disk (default $XDG_STATE_HOME/acpmux/state.db)")
+	fs.DurationVar(&f.decisionTimeout, "decision-timeout", confirm.DefaultTimeout, "how long a permission request waits for an answer before it fails closed (at most 24h)")
+}
+
+// relay is one agent behind the bridge with the broker, the store and the
+// optional HTTP server wired in.
+type relay struct {
+	log    *slog.Logger
+	bridge *bridge.Bridge
+	broker *confirm.Broker
+	store  *confirm.SQLiteStore
+	server *http.Server
+	ln     net.Listener
+}
+
+// startRelay starts the agent argv and everything around it. On error
+// nothing is left running.
+func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger) (*relay, error) {
+	if err := confirm.CheckTimeout(f.decisionTimeout); err != nil || f.decisionTimeout == 0 {
+		return nil, fmt.Errorf("--decision-timeout %v: must be more than 0 and at most %v", f.decisionTimeout, confirm.MaxTimeout)
+	}
+	statePath := f.state
+	if statePath == "" {
+		p, err := confirm.DefaultStatePath()
+		if err != nil {
+			return nil, fmt.Errorf("--state: %w (or pass --state :memory:)", err)
+		}
+		statePath = p
+	}
+	store, err := confirm.OpenStore(statePath)
+	if err != nil {
+		return nil, fmt.Errorf("open decision store %s: %w (choose another with --state, or --state :memory:)", statePath, err)
+	}
+	if n := store.Recovered(); n > 0 {
+		log.Info("cancelled decisions left open by a previous acpmux", "count", n, "reason", confirm.ReasonBridgeRestart)
+	}
+	r := &relay{log: log, store: store}
+	var b *bridge.Bridge
+	broker, err := confirm.NewBroker(confirm.Options{
+		Store:          store,
+		DefaultTimeout: f.decisionTimeout,
+		Logger:         log,
+		Classify:       classifyCommand,
+		Revalidate: func(ctx context.Context, s confirm.Snapshot) error {
+			if !b.SessionAlive(s.SessionID) {
+				return errors.New("the session or its agent is gone")
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	r.broker = broker
+	var extra []confirm.Presenter
+	if f.listen != "" {
+		if err := r.listen(f, broker); err != nil {
+			store.Close()
+			return nil, err
+		}
+		extra = append(extra, httpapi.Presenter{})
+	}
+	agent, err := bridge.StartAgent(bridge.AgentOptions{Argv: argv, Stderr: stderr, MaxLineBytes: f.maxLineBytes})
+	if err != nil {
+		r.closeServer()
+		store.Close()
+		return nil, err
+	}
+	log.Debug("agent started", "argv", argv, "pid", agent.Pid(), "state", store.Path())
+	b = bridge.New(agent, bridge.Options{
+		MaxLineBytes: f.maxLineBytes,
+		GracePeriod:  f.grace,
+		Logger:       log,
+		Permissions:  bridge.NewBrokerRouter(broker, log, extra...),
+	})
+	r.bridge = b
+	return r, nil
+}
+
+// listen starts the HTTP server of --listen.
+func (r *relay) listen(f *relayFlags, broker *confirm.Broker) error {
+	remote, err := httpapi.CheckListenAddr(f.listen, f.allowRemote)
+	if err != nil {
+		return err
+	}
+	tokenFile := f.tokenFile
+	if tokenFile == "" {
+		if tokenFile, err = httpapi.DefaultTokenPath(); err != nil {
+			return fmt.Errorf("--token-file: %w", err)
+		}
+	}
+	token, err := httpapi.LoadOrCreateToken(tokenFile)
+	if err != nil {
+		return fmt.Errorf("--token-file: %w", err)
+	}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("--listen: %w", err)
+	}
+	if remote {
+		r.log.Warn("the decisions API listens on a non-loopback address; anyone who can reach it and has the token can answer permission requests", "addr", ln.Addr().String())
+	}
+	r.ln = ln
+	r.server = &http.Server{
+		Handler:           httpapi.New(broker, httpapi.Options{Addr: ln.Addr().String(), Token: token, Version: version, Logger: r.log}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	r.log.Info("decisions API listening", "url", "http://"+ln.Addr().String()+"/v1/capabilities", "token_file", tokenFile)
+	return nil
+}
+
+// run relays until the agent exits or the primary host leaves, then shuts
+// everything down and returns the agent's exit status.
+func (r *relay) run(ctx context.Context) int {
+	bctx, stopBroker := context.WithCancel(context.Background())
+	brokerDone := make(chan struct{})
+	go func() { defer close(brokerDone); r.broker.Run(bctx) }()
+	serverDone := make(chan struct{})
+	if r.server != nil {
+		go func() {
+			defer close(serverDone)
+			if err := r.server.Serve(r.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				r.log.Error("decisions API stopped", "err", err)
+			}
+		}()
+	} else {
+		close(serverDone)
+	}
+	code := r.bridge.Run(ctx)
+	r.closeServer()
+	<-serverDone
+	stopBroker()
+	<-brokerDone
+	if err := r.store.Close(); err != nil {
+		r.log.Warn("close decision store", "err", err)
+	}
+	return code
+}
+
+func (r *relay) closeServer() {
+	if r.server == nil {
+		return
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	r.server.Shutdown(sctx)
+}
+
+// classifyCommand adapts classify.Command to confirm.Options.Classify.
+func classifyCommand(cmd string) (string, []string) {
+	v := classify.Command(cmd)
+	reasons := make([]string, 0, len(v.Reasons))
+	for _, r := range v.Reasons {
+		reasons = append(reasons, r.String())
+	}
+	return v.Class.String(), reasons
+}
