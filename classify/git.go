@@ -283,6 +283,9 @@ func (c *classifier) gitWrite(verb string, v arg, rest []arg) {
 func (c *classifier) gitDeny(args []arg) []arg {
 	var ops []arg
 	for i, a := range args {
+		if !a.static && !a.free && strings.HasPrefix(a.text, "--") && strings.Contains(a.text, "=") {
+			a.static = true // only the value is dynamic; the name decides
+		}
 		if !a.static {
 			if a.mayBeOption() {
 				c.argAt(Unknown, a, "argument decided at run time may be an option")

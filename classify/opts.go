@@ -143,6 +143,14 @@ func (g *getopt) next() (item, bool) {
 		switch {
 		case g.done:
 			return item{val: a, at: a}, true
+		case !a.static && !a.free && !g.stop && optionWithDynamicValue(a.text):
+			// --name=$VALUE or -x$VALUE: the option is static, only
+			// its value is decided at run time.
+			if a.text[1] == '-' {
+				return g.long(a), true
+			}
+			g.rest, g.restArg = a.text[1:], a
+			return g.short(), true
 		case !a.static:
 			if a.mayBeOption() {
 				return item{at: a, bad: "argument decided at run time may be an option"}, true
@@ -165,6 +173,15 @@ func (g *getopt) next() (item, bool) {
 	return item{}, false
 }
 
+// optionWithDynamicValue reports whether the static prefix s of a word
+// fixes an option: "--name=" or "-x" followed by the dynamic part.
+func optionWithDynamicValue(s string) bool {
+	if strings.HasPrefix(s, "--") {
+		return strings.Contains(s, "=")
+	}
+	return len(s) >= 2 && s[0] == '-'
+}
+
 func (g *getopt) long(a arg) item {
 	name, val, hasEq := strings.Cut(a.text[2:], "=")
 	o, bad := g.t.lookupLong(name)
@@ -176,7 +193,7 @@ func (g *getopt) long(a arg) item {
 	case o.mode == noArg && hasEq:
 		it.bad = fmt.Sprintf("option %s takes no value", o.name)
 	case hasEq:
-		it.val, it.hasVal = arg{text: val, static: true, pos: a.pos, end: a.end}, true
+		it.val, it.hasVal = arg{text: val, static: a.static, pos: a.pos, end: a.end}, true
 	case o.mode == reqArg:
 		g.value(&it)
 	}
@@ -201,9 +218,13 @@ func (g *getopt) short() item {
 	}
 	it := item{opt: o, at: a}
 	switch {
-	case o.mode != noArg && g.rest != "":
-		it.val, it.hasVal = arg{text: g.rest, static: true, pos: a.pos, end: a.end}, true
+	case o.mode != noArg && (g.rest != "" || !a.static):
+		it.val, it.hasVal = arg{text: g.rest, static: a.static, pos: a.pos, end: a.end}, true
 		g.rest = ""
+	case !a.static && g.rest == "":
+		// The dynamic part would continue the cluster with letters
+		// decided at run time.
+		it.bad = fmt.Sprintf("letters after -%c are decided at run time", l)
 	case o.mode == reqArg:
 		g.value(&it)
 	}

@@ -93,7 +93,6 @@ var opaque = map[string]string{
 	"vitest": "runs test code", "mocha": "runs test code", "rspec": "runs test code", "phpunit": "runs test code",
 	"npx": "downloads and runs packages", "pnpx": "downloads and runs packages", "bunx": "downloads and runs packages",
 	"uvx": "downloads and runs packages", "pipx": "installs and runs packages",
-	"gofmt": "formats Go code (writes telemetry counters; -w writes files)",
 	"rustc": "compiles code", "gcc": "compiles code", "cc": "compiles code", "g++": "compiles code", "c++": "compiles code",
 	"clang": "compiles code", "clang++": "compiles code", "javac": "compiles code", "tsc": "compiles code",
 	"eslint": "runs lint rules (--fix writes)", "prettier": "formats code (--write writes)", "black": "formats code",
@@ -131,7 +130,6 @@ var opaque = map[string]string{
 	"logout": "ends the shell", "getopts": "assigns variables", "let": "evaluates arithmetic",
 	"declare": "declares variables", "typeset": "declares variables", "local": "declares variables",
 	"export": "exports variables", "readonly": "declares variables",
-	"stty": "reads or changes the terminal", "tput": "reads or changes the terminal",
 }
 
 // optPrograms are read-only unless an option or operand says otherwise.

@@ -36,7 +36,7 @@ var special = map[string]handler{
 	"unzstd": compressCmd, "lz4": compressCmd, "brotli": compressCmd, "compress": compressCmd, "uncompress": compressCmd,
 	"curl": curlCmd, "wget": wgetCmd, "dd": ddCmd, "perl": perlCmd, "lsof": lsofCmd, "ip": ipCmd,
 	"systemctl": systemctlCmd, "docker": dockerCmd, "podman": dockerCmd, "kubectl": kubectlCmd, "helm": kubectlCmd,
-	"gh":  ghCmd,
+	"gh": ghCmd, "gofmt": gofmtCmd, "tput": tputCmd, "stty": sttyCmd,
 	"npm": pkgCmd, "yarn": pkgCmd, "pnpm": pkgCmd, "pip": pkgCmd, "pip3": pkgCmd, "uv": pkgCmd, "poetry": pkgCmd,
 	"cargo": pkgCmd, "go": pkgCmd, "gem": pkgCmd, "bundle": pkgCmd, "composer": pkgCmd, "brew": pkgCmd,
 	"apt": pkgCmd, "apt-get": pkgCmd, "dnf": pkgCmd, "yum": pkgCmd, "pacman": pkgCmd, "apk": pkgCmd,

@@ -21,6 +21,9 @@ type denyRule struct {
 func (c *classifier) deny(x *cmd, rules ...denyRule) []arg {
 	var ops []arg
 	for i, a := range x.args {
+		if !a.static && !a.free && strings.HasPrefix(a.text, "--") && strings.Contains(a.text, "=") {
+			a.static = true // only the value is dynamic; the name decides
+		}
 		if !a.static {
 			if a.mayBeOption() {
 				c.argAt(Unknown, a, "argument decided at run time may be an option")
@@ -551,6 +554,12 @@ func pkgCmd(c *classifier, x *cmd) {
 			return
 		}
 	}
+	if x.name == "go" && len(args) >= 1 && args[0].is("mod") {
+		if len(args) >= 2 && (args[1].is("graph") || args[1].is("why") || args[1].is("verify") || args[1].is("help")) {
+			c.argAt(Unknown, args[1], "go mod "+args[1].text+" may download modules")
+			return
+		}
+	}
 	if x.name == "go" && len(args) >= 2 && args[0].is("env") {
 		for _, a := range args[1:] {
 			if a.is("-w") || a.is("-u") {
@@ -627,4 +636,39 @@ func buildOutput(args []arg) (arg, bool) {
 		}
 	}
 	return arg{}, false
+}
+
+func gofmtCmd(c *classifier, x *cmd) {
+	for _, a := range x.args {
+		if a.static && strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "--") && strings.ContainsRune(a.text, 'w') {
+			c.argAt(Write, a, "gofmt -w rewrites files")
+			return
+		}
+	}
+	c.argAt(Unknown, x.at, "gofmt writes Go telemetry counters")
+}
+
+// tputCmd: tput prints terminal capabilities; init and reset may run the
+// terminal's init program, and -S reads commands from stdin.
+func tputCmd(c *classifier, x *cmd) {
+	for _, a := range x.args {
+		if !a.static || a.text == "init" || a.text == "reset" || strings.HasPrefix(a.text, "-S") {
+			c.argAt(Unknown, a, "tput init, reset and -S may run programs or read commands")
+			return
+		}
+	}
+	c.argAt(ReadOnly, x.at, "tput prints terminal capabilities")
+}
+
+// sttyCmd: stty only prints with no settings.
+func sttyCmd(c *classifier, x *cmd) {
+	for _, a := range x.args {
+		switch {
+		case a.is("-a") || a.is("--all") || a.is("-g") || a.is("--save") || a.is("size") || a.is("speed"):
+		default:
+			c.argAt(Unknown, a, "stty changes terminal settings")
+			return
+		}
+	}
+	c.argAt(ReadOnly, x.at, "stty prints terminal settings")
 }
