@@ -55,7 +55,7 @@ func (r *BrokerRouter) Ask(ctx context.Context, req PermissionRequest) (json.Raw
 	}()
 	presenters := make([]confirm.Presenter, 0, len(req.Hosts)+len(r.extra))
 	for _, h := range req.Hosts {
-		presenters = append(presenters, &hostPresenter{h: h, req: &req})
+		presenters = append(presenters, hostPresenter{h})
 	}
 	presenters = append(presenters, r.extra...)
 	return r.br.Ask(ctx, confirm.Request{
@@ -100,30 +100,30 @@ func (r *BrokerRouter) ToolCallUpdate(sid string, update []byte) { r.br.ToolCall
 // SessionStarted implements PermissionRouter.
 func (r *BrokerRouter) SessionStarted(sid, cwd string) { r.br.TrackSession(sid, cwd) }
 
+// HostAttached implements PermissionRouter.
+func (r *BrokerRouter) HostAttached(sid string, h *Host) { r.br.AddPresenter(sid, hostPresenter{h}) }
+
 // AgentExited implements PermissionRouter.
 func (r *BrokerRouter) AgentExited() { r.br.AgentExited() }
 
 // hostPresenter shows decisions to one bridge host as ACP
 // session/request_permission requests.
-type hostPresenter struct {
-	h   *Host
-	req *PermissionRequest
-}
+type hostPresenter struct{ h *Host }
 
-func (p *hostPresenter) HostID() string { return p.h.ID }
+func (p hostPresenter) HostID() string { return p.h.ID }
 
 // Present sends the agent's request with the decision's warnings added
 // (presentParams) under a fresh id of the host's.
-func (p *hostPresenter) Present(d *confirm.Decision) error {
-	if !p.req.Present(p.h, d.ID(), presentParams(d)) {
+func (p hostPresenter) Present(d *confirm.Decision) error {
+	if !p.h.present(d.ID(), presentParams(d)) {
 		return errHostGone
 	}
 	return nil
 }
 
 // Withdraw cancels the host's copy and sends the resolved notice.
-func (p *hostPresenter) Withdraw(d *confirm.Decision, res confirm.Resolution) {
-	p.req.Withdraw(p.h, d.ID(), confirm.Notice(d, res))
+func (p hostPresenter) Withdraw(d *confirm.Decision, res confirm.Resolution) {
+	p.h.withdraw(d.ID(), confirm.Notice(d, res))
 }
 
 var errHostGone = &acp.Error{Code: acp.ErrNoHost.Code, Message: "host disconnected"}
@@ -136,6 +136,9 @@ var errHostGone = &acp.Error{Code: acp.ErrNoHost.Code, Message: "host disconnect
 func presentParams(d *confirm.Decision) []byte {
 	params := d.Params()
 	s := d.Snapshot()
+	if s.Warnings == nil {
+		s.Warnings = []string{}
+	}
 	meta, _ := json.Marshal(struct {
 		DecisionID          string                  `json:"decisionId"`
 		Warnings            []string                `json:"warnings"`

@@ -2,6 +2,8 @@ package bridge
 
 import (
 	"errors"
+
+	"github.com/acpmux/acpmux/acp"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -163,4 +165,52 @@ func (h *Host) drain(batch [][]byte) [][]byte {
 func (h *Host) mintID() ([]byte, string) {
 	n := h.nextID.Add(1)
 	return strconv.AppendInt(nil, n, 10), "n" + strconv.FormatInt(n, 10)
+}
+
+// sendRequest sends request msg (envelope env) to the host under a fresh id
+// of the host's, remembering the agent's id (or the decision) to map the
+// host's response back. It reports false when the host is gone.
+func (h *Host) sendRequest(withID func([]byte, acp.Span, []byte) []byte, msg []byte, env acp.Envelope, agentID []byte, decision string) bool {
+	hid, hkey := h.mintID()
+	h.mu.Lock()
+	h.outgoing[hkey] = &outCall{agentID: agentID, method: env.Method, decision: decision}
+	h.mu.Unlock()
+	if h.send(withID(msg, env.ID, hid)) {
+		return true
+	}
+	h.mu.Lock()
+	delete(h.outgoing, hkey)
+	h.mu.Unlock()
+	return false
+}
+
+// present sends decision's permission request with params to the host.
+func (h *Host) present(decision string, params []byte) bool {
+	m := []byte(`{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":` + string(params) + `}`)
+	env, err := acp.Parse(m)
+	if err != nil {
+		return false
+	}
+	return h.sendRequest(acp.WithID, m, env, nil, decision)
+}
+
+// withdraw cancels the host's copy of decision with $/cancel_request (if it
+// still holds one) and sends notice as an _acpmux/permission_resolved
+// notification (if not nil).
+func (h *Host) withdraw(decision string, notice []byte) {
+	h.mu.Lock()
+	var hid string
+	for k, oc := range h.outgoing {
+		if oc.decision == decision {
+			hid = k
+			delete(h.outgoing, k)
+		}
+	}
+	h.mu.Unlock()
+	if hid != "" {
+		h.send(notification(acp.MethodCancelRequest, `{"requestId":`+idFromKey(hid)+`}`))
+	}
+	if notice != nil {
+		h.send(notification(MethodPermissionResolved, string(notice)))
+	}
 }

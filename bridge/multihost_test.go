@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -55,10 +56,17 @@ func (h *testHost) next() map[string]any {
 // the test ends.
 // A host added with queue < 0 never reads what it is sent (a stalled host)
 // and has a queue of -queue messages.
-func startBridge(t *testing.T, script string, opts bridge.Options) (*bridge.Bridge, func(id string, blocking bool, queue int) *testHost) {
+// The fake agent appends what it reads to the file agentLog names.
+func startBridge(t *testing.T, script string, opts bridge.Options) (b *bridge.Bridge, add func(id string, blocking bool, queue int) *testHost, agentLog string) {
 	t.Helper()
+	dir := t.TempDir()
+	agentLog = filepath.Join(dir, "agent.ndjson")
+	scriptFile := filepath.Join(dir, "agent.script")
+	if err := os.WriteFile(scriptFile, []byte(script), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	agent, err := bridge.StartAgent(bridge.AgentOptions{
-		Argv: []string{os.Args[0]}, Env: append(os.Environ(), acptest.EnvScript+"="+script), Stderr: os.Stderr,
+		Argv: []string{os.Args[0]}, Env: append(os.Environ(), acptest.EnvScript+"=@"+scriptFile, acptest.EnvLog+"="+agentLog), Stderr: os.Stderr,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -67,12 +75,12 @@ func startBridge(t *testing.T, script string, opts bridge.Options) (*bridge.Brid
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	opts.GracePeriod = 200 * time.Millisecond
-	b := bridge.New(agent, opts)
+	b = bridge.New(agent, opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	var once sync.Once
 	t.Cleanup(func() { cancel(); <-done })
-	add := func(id string, blocking bool, queue int) *testHost {
+	add = func(id string, blocking bool, queue int) *testHost {
 		hr, hw := io.Pipe()
 		or, ow := io.Pipe()
 		h := &testHost{t: t, w: hw, in: make(chan string, 1<<16)}
@@ -102,13 +110,13 @@ func startBridge(t *testing.T, script string, opts bridge.Options) (*bridge.Brid
 		})
 		return h
 	}
-	return b, add
+	return b, add, agentLog
 }
 
 // TestSecondHostInitializeIsCached: the agent sees one initialize; the
 // second host gets the cached result under its own id.
 func TestSecondHostInitializeIsCached(t *testing.T) {
-	_, add := startBridge(t, `
+	_, add, _ := startBridge(t, `
 recv initialize
 send {"jsonrpc":"2.0","id":$ID,"result":{"protocolVersion":1,"agentInfo":{"name":"fake"}}}
 recv
@@ -130,7 +138,7 @@ send {"jsonrpc":"2.0","id":$ID,"error":{"code":-32601,"message":"the agent saw a
 // TestHostsUsingTheSameIDs: two hosts with requests of the same id in
 // flight at once each get their own response.
 func TestHostsUsingTheSameIDs(t *testing.T) {
-	_, add := startBridge(t, `
+	_, add, _ := startBridge(t, `
 recv
 send {"jsonrpc":"2.0","id":$ID,"result":{"method":"$METHOD"}}
 recv
@@ -158,7 +166,7 @@ func TestSlowRemoteHostIsDropped(t *testing.T) {
 	for range 2000 {
 		script.WriteString(`send {"jsonrpc":"2.0","method":"_test/tick","params":{}}` + "\n")
 	}
-	_, add := startBridge(t, script.String(), bridge.Options{})
+	_, add, _ := startBridge(t, script.String(), bridge.Options{})
 	ide := add("ide", true, 0)
 	slow := add("slow", false, -16) // never reads
 	ide.send(`{"jsonrpc":"2.0","id":1,"method":"_test/go","params":{}}`)

@@ -3,7 +3,6 @@ package bridge
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/acpmux/acpmux/acp"
 )
@@ -34,6 +33,9 @@ type PermissionRouter interface {
 	// SessionStarted reports a session created, loaded or resumed by a host,
 	// with the working directory the host gave.
 	SessionStarted(sid, cwd string)
+	// HostAttached reports that h attached to session sid; the router
+	// presents it the session's still-open decisions.
+	HostAttached(sid string, h *Host)
 	// AgentExited closes every open decision: the agent is gone.
 	AgentExited()
 }
@@ -50,13 +52,6 @@ type PermissionRequest struct {
 	Cwd string
 	// Hosts are the hosts of the session when the request arrived, owner first.
 	Hosts []*Host
-	// Present sends the permission request with params to host h under a
-	// fresh id of h's and ties h's response to decision.
-	Present func(h *Host, decision string, params []byte) bool
-	// Withdraw tells h that its copy of decision is closed: a
-	// $/cancel_request for the id it was sent under, then notice (if not
-	// nil) as an "_acpmux/permission_resolved" notification.
-	Withdraw func(h *Host, decision string, notice []byte)
 }
 
 // askPermission runs one permission request through the router and answers
@@ -85,15 +80,6 @@ func (b *Bridge) askPermission(msg []byte, env acp.Envelope, agentID []byte, sid
 		Params:    append(json.RawMessage(nil), env.Params.Bytes(msg)...),
 		Cwd:       cwd,
 		Hosts:     hosts,
-		Present: func(h *Host, decision string, params []byte) bool {
-			m := []byte(`{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":` + string(params) + `}`)
-			e, err := acp.Parse(m)
-			if err != nil {
-				return false
-			}
-			return b.sendRequest(h, m, e, agentID, decision)
-		},
-		Withdraw: b.withdraw,
 	}
 	result, err := b.opts.Permissions.Ask(context.Background(), req)
 	if err != nil {
@@ -101,25 +87,6 @@ func (b *Bridge) askPermission(msg []byte, env acp.Envelope, agentID []byte, sid
 		return
 	}
 	b.toAgent(resultMessage(agentID, result))
-}
-
-// withdraw cancels h's copy of decision and sends the resolved notice.
-func (b *Bridge) withdraw(h *Host, decision string, notice []byte) {
-	h.mu.Lock()
-	var hid string
-	for k, oc := range h.outgoing {
-		if oc.decision == decision {
-			hid = k
-			delete(h.outgoing, k)
-		}
-	}
-	h.mu.Unlock()
-	if hid != "" {
-		h.send(notification(acp.MethodCancelRequest, fmt.Sprintf(`{"requestId":%s}`, idFromKey(hid))))
-	}
-	if notice != nil {
-		h.send(notification(MethodPermissionResolved, string(notice)))
-	}
 }
 
 // MethodPermissionResolved is acpmux's notification telling a host that a
@@ -147,4 +114,5 @@ func (noRouter) CancelSession(string, string)               {}
 func (noRouter) CancelRequest(string) bool                  { return false }
 func (noRouter) ToolCallUpdate(string, []byte)              {}
 func (noRouter) SessionStarted(string, string)              {}
+func (noRouter) HostAttached(string, *Host)                 {}
 func (noRouter) AgentExited()                               {}

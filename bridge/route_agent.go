@@ -163,17 +163,7 @@ func (b *Bridge) forwardToOwner(msg []byte, env acp.Envelope, agentID []byte, si
 // sendRequest sends an agent request to h under a fresh id of h's and
 // remembers how to map the response back. It reports false when h is gone.
 func (b *Bridge) sendRequest(h *Host, msg []byte, env acp.Envelope, agentID []byte, decision string) bool {
-	hid, hkey := h.mintID()
-	h.mu.Lock()
-	h.outgoing[hkey] = &outCall{agentID: agentID, method: env.Method, decision: decision}
-	h.mu.Unlock()
-	if h.send(acp.WithID(msg, env.ID, hid)) {
-		return true
-	}
-	h.mu.Lock()
-	delete(h.outgoing, hkey)
-	h.mu.Unlock()
-	return false
+	return h.sendRequest(acp.WithID, msg, env, agentID, decision)
 }
 
 // agentCancel handles the agent's $/cancel_request for one of its own

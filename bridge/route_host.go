@@ -92,6 +92,10 @@ func (b *Bridge) hostRequest(h *Host, msg []byte, env acp.Envelope) {
 		c.cwd = acp.MemberString(params, "cwd")
 	}
 
+	if env.Method == MethodSessionAttach {
+		b.attach(h, origID, params)
+		return
+	}
 	bid, bkey := b.mintBridgeID()
 	b.mu.Lock()
 	if _, dup := h.inflightLocked(hostKey); dup {

@@ -18,7 +18,9 @@ import (
 )
 
 // EnvScript names the environment variable that turns a test binary into
-// the fake agent: its value is the agent script text. See MaybeRunAgent.
+// the fake agent: its value is the agent script text, or "@" and the path of
+// a file holding it (for scripts over the environment's size limit). See
+// MaybeRunAgent.
 const EnvScript = "ACPTEST_AGENT_SCRIPT"
 
 // EnvLog names the environment variable with a file path where the fake
@@ -32,6 +34,14 @@ func MaybeRunAgent() {
 	script, ok := os.LookupEnv(EnvScript)
 	if !ok {
 		return
+	}
+	if path, isFile := strings.CutPrefix(script, "@"); isFile {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "acptest:", err)
+			os.Exit(98)
+		}
+		script = string(b)
 	}
 	var log io.Writer = io.Discard
 	if p := os.Getenv(EnvLog); p != "" {

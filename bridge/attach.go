@@ -1,0 +1,64 @@
+package bridge
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/acpmux/acpmux/acp"
+)
+
+// MethodSessionAttach is the proxy-local request a host sends to join a
+// session another host created (ACP RFD draft "Multi-Client Session
+// Attach", PR #533): params {sessionId, historyPolicy: "full" |
+// "pending_only" | "none"} (default "full"); result {sessionId, clientId,
+// historyPolicy, connectedClients}. After the result the host receives the
+// session's replay log ("full"), then every still-open permission request
+// ("full" and "pending_only"), then live traffic. It is answered by acpmux
+// and never reaches the agent. See docs/protocol.md.
+const MethodSessionAttach = "session/attach"
+
+// History policies of session/attach.
+const (
+	HistoryFull        = "full"
+	HistoryPendingOnly = "pending_only"
+	HistoryNone        = "none"
+)
+
+// attach joins h to a session: the response, the replay and the pending
+// permission requests are queued to h in that order, under the lock, so no
+// live message can overtake them.
+func (b *Bridge) attach(h *Host, id, params []byte) {
+	sid := acp.MemberString(params, "sessionId")
+	policy := acp.MemberString(params, "historyPolicy")
+	if policy == "" {
+		policy = HistoryFull
+	}
+	if policy != HistoryFull && policy != HistoryPendingOnly && policy != HistoryNone {
+		b.replyError(h, id, fmt.Errorf("%w: historyPolicy %q: want full, pending_only or none", acp.ErrInvalidParams, policy))
+		return
+	}
+	b.mu.Lock()
+	s := b.sessions[sid]
+	if s == nil {
+		b.mu.Unlock()
+		b.replyError(h, id, fmt.Errorf("%w: session %q", acp.ErrResourceNotFound, sid))
+		return
+	}
+	s.addHost(h)
+	clients := make([]string, 0, len(s.hosts))
+	for _, x := range s.hosts {
+		clients = append(clients, x.ID)
+	}
+	result, _ := json.Marshal(map[string]any{"sessionId": sid, "clientId": h.ID, "historyPolicy": policy, "connectedClients": clients})
+	h.send(resultMessage(id, result))
+	if policy == HistoryFull {
+		for _, m := range s.replay.messages() {
+			h.send(m)
+		}
+	}
+	b.mu.Unlock()
+	b.log.Info("host attached to session", "host", h.ID, "session", sid, "historyPolicy", policy)
+	if policy != HistoryNone {
+		b.permissions().HostAttached(sid, h)
+	}
+}
