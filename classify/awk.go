@@ -102,6 +102,10 @@ func awkProgram(s string) (Class, string) {
 			if !ok {
 				return Unknown, "awk regex the classifier cannot read"
 			}
+			// Should the regex really be a division, its text is code.
+			if body := s[i:j]; strings.Contains(body, "system") || strings.Contains(body, "getline") || strings.Contains(body, "close") {
+				raise(Unknown, "awk regex holds words that would run commands if it were code")
+			}
 			i, operand = j, true
 			continue
 		case isAwkIdentStart(ch):
@@ -133,6 +137,11 @@ func awkProgram(s string) (Class, string) {
 				i++
 			}
 			operand = true
+			continue
+		case (ch == '+' || ch == '-') && i+1 < len(s) && s[i+1] == ch:
+			// ++ and -- after an operand are postfix: the result is an
+			// operand, so a following '/' divides.
+			i += 2
 			continue
 		case ch == '@':
 			raise(Unknown, "awk @ directives load code or call functions indirectly")

@@ -105,6 +105,10 @@ func isFindNewerXY(s string) bool {
 func (c *classifier) findExec(at arg, args []arg) (int, bool) {
 	for j, a := range args {
 		if !a.static {
+			if a.text == "" || a.free {
+				c.argAt(Unknown, a, "word decided at run time may end find "+at.text+" early (as ; or +), making the rest primaries")
+				return 0, false
+			}
 			continue
 		}
 		if a.text == ";" || (a.text == "+" && j > 0 && args[j-1].is("{}")) {

@@ -84,7 +84,7 @@ func gitSafeConfig(key string) bool {
 	case "core.quotepath", "core.abbrev", "column.ui", "log.date", "log.decorate", "log.abbrevcommit",
 		"diff.noprefix", "diff.mnemonicprefix", "diff.renames", "diff.context", "diff.interhunkcontext",
 		"diff.algorithm", "status.short", "status.branch", "i18n.logoutputencoding", "user.name", "user.email",
-		"init.defaultbranch", "safe.bareRepository":
+		"init.defaultbranch":
 		return true
 	}
 	sec, _, _ := strings.Cut(key, ".")
@@ -211,10 +211,18 @@ func (c *classifier) gitVerb(st *gitState, v arg, rest []arg) {
 		c.gitAlias(st, al, rest)
 		return
 	}
-	for _, a := range rest {
+	for i, a := range rest {
 		if a.is("--help") {
 			c.argAt(Unknown, a, "--help opens a pager or browser")
 			return
+		}
+		if strings.Contains(a.text, "%G") || strings.Contains(a.text, "%(signature") {
+			c.argAt(Unknown, a, "signature placeholders run gpg")
+		}
+		// A format decided at run time may hold signature placeholders.
+		if !a.static && (strings.HasPrefix(a.text, "--format") || strings.HasPrefix(a.text, "--pretty")) ||
+			!a.static && i > 0 && (rest[i-1].is("--format") || rest[i-1].is("--pretty")) {
+			c.argAt(Unknown, a, "format decided at run time may run gpg (%G placeholders)")
 		}
 	}
 	switch {
@@ -297,9 +305,6 @@ func (c *classifier) gitDeny(args []arg) []arg {
 		s := a.text
 		if s == "--" {
 			return append(ops, args[i+1:]...)
-		}
-		if strings.Contains(s, "%G") || strings.Contains(s, "%(signature") {
-			c.argAt(Unknown, a, "signature placeholders run gpg")
 		}
 		switch {
 		case strings.HasPrefix(s, "--"):

@@ -185,6 +185,9 @@ func tarCmd(c *classifier, x *cmd) {
 		if s == "--" {
 			break
 		}
+		if strings.Contains(s, ":") && !strings.HasPrefix(s, "--") {
+			c.argAt(Unknown, a, "tar treats an archive name with a colon as a remote file, reached through rsh or ssh")
+		}
 		switch {
 		case strings.HasPrefix(s, "--"):
 			name, _, _ := strings.Cut(s[2:], "=")
@@ -252,6 +255,15 @@ func sevenZipCmd(c *classifier, x *cmd) {
 	c.argAt(Write, x.at, "7z extracts, adds or deletes")
 }
 
+// compressReadLetters are the short options with which each compressor
+// only writes to stdout (-c), lists (-l) or tests (-t). lz4 -l means the
+// legacy format, not list.
+var compressReadLetters = map[string]string{
+	"gzip": "clt", "gunzip": "clt", "xz": "clt", "unxz": "clt", "lzma": "clt", "unlzma": "clt",
+	"zstd": "clt", "unzstd": "clt", "bzip2": "ct", "bunzip2": "ct", "lz4": "ct", "brotli": "ct",
+	"compress": "c", "uncompress": "c",
+}
+
 // compressCmd: gzip and friends replace files unless they write to stdout
 // (-c), list (-l) or test (-t).
 func compressCmd(c *classifier, x *cmd) {
@@ -275,7 +287,7 @@ func compressCmd(c *classifier, x *cmd) {
 			if strings.ContainsRune(a.text[1:], 'o') && (x.name == "zstd" || x.name == "unzstd" || x.name == "brotli") {
 				c.argAt(Write, a, x.name+" -o writes a file")
 			}
-			if strings.ContainsAny(a.text[1:], "clt") {
+			if strings.ContainsAny(a.text[1:], compressReadLetters[x.name]) {
 				stdout = true
 			}
 		}
@@ -448,7 +460,16 @@ var systemctlSubs = &subcommands{
 	why: "controls services", noVerb: ReadOnly, globals: true,
 }
 
-var systemctlCmd = systemctlSubs.handle
+func systemctlCmd(c *classifier, x *cmd) {
+	for _, a := range x.args {
+		if a.static && (strings.HasPrefix(a.text, "-H") || strings.HasPrefix(a.text, "--host") ||
+			strings.HasPrefix(a.text, "-M") || strings.HasPrefix(a.text, "--machine")) {
+			c.argAt(Unknown, a, "systemctl -H and -M operate on another host or container")
+			return
+		}
+	}
+	systemctlSubs.handle(c, x)
+}
 
 var dockerSubs = &subcommands{
 	reads:  []string{"ps", "images", "logs", "inspect", "version", "info", "top", "port", "diff", "history", "stats"},
