@@ -124,6 +124,9 @@ func (c *classifier) findExec(at arg, args []arg) (int, bool) {
 				c.argAt(Unknown, args[0], "find "+at.text+" runs a program decided at run time")
 				return 0, false
 			}
+			if at.text == "-execdir" || at.text == "-okdir" {
+				c.res.cd = true // the command runs in each match's directory
+			}
 			c.exec(cmd)
 			return j + 1, true
 		}

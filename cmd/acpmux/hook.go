@@ -6,6 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"slices"
 
 	"github.com/acpmux/acpmux/classify"
 )
@@ -33,7 +36,10 @@ In plan mode (permission_mode "plan" in the input, or --plan):
 
 Outside plan mode there is no output, unless --strict: then Bash commands
 classified write or unknown get "ask". A Bash call with
-run_in_background is at least unknown (it leaves a process running).
+run_in_background is at least unknown (it leaves a process running), and
+so is git run while the shell's directory (cwd) is not
+$CLAUDE_PROJECT_DIR: an earlier call may have cd'd into another
+repository, whose configuration can run programs.
 
 Install in .claude/settings.json (see docs/hook.md):
   {"hooks": {"PreToolUse": [{"matcher": "Bash|ExitPlanMode",
@@ -50,6 +56,7 @@ Flags:
 // reads.
 type claudeHookInput struct {
 	SessionID      string          `json:"session_id"`
+	Cwd            string          `json:"cwd"`
 	HookEventName  string          `json:"hook_event_name"`
 	PermissionMode string          `json:"permission_mode"`
 	ToolName       string          `json:"tool_name"`
@@ -101,7 +108,7 @@ func hookMain(args []string, s stdio) int {
 		fmt.Fprintf(s.err, "acpmux hook: hook input is not Claude Code PreToolUse JSON: %v\n", err)
 		return 2
 	}
-	d := decideClaude(in, *plan, *strict)
+	d := decideClaude(in, *plan, *strict, os.Getenv("CLAUDE_PROJECT_DIR"))
 	if d == nil {
 		return 0
 	}
@@ -115,8 +122,9 @@ func hookMain(args []string, s stdio) int {
 }
 
 // decideClaude returns the hook's decision, or nil to leave the call to
-// Claude Code. See hookUsage and seeds/001_3172d537b0d5078f.txt.
-func decideClaude(in claudeHookInput, plan, strict bool) *claudeDecision {
+// Claude Code. projectDir is $CLAUDE_PROJECT_DIR, or empty. See
+// hookUsage and seeds/001_3172d537b0d5078f.txt.
+func decideClaude(in claudeHookInput, plan, strict bool, projectDir string) *claudeDecision {
 	if in.HookEventName != "" && in.HookEventName != "PreToolUse" {
 		return nil
 	}
@@ -130,7 +138,7 @@ func decideClaude(in claudeHookInput, plan, strict bool) *claudeDecision {
 			return decide("ask", classify.ExitPlanModeMessage)
 		}
 	case "Bash":
-		class := bashClass(in.ToolInput)
+		class := bashClass(in.ToolInput, movedAway(in.Cwd, projectDir))
 		switch {
 		case planMode && class == classify.ReadOnly:
 			return decide("allow", classify.ReadOnlyAllowMessage)
@@ -148,15 +156,28 @@ func decideClaude(in claudeHookInput, plan, strict bool) *claudeDecision {
 }
 
 // bashClass classifies the command of a Bash tool call. Input without a
-// command string is Unknown; a background run is at least Unknown.
-func bashClass(raw json.RawMessage) classify.Class {
+// command string is Unknown; a background run is at least Unknown; so is
+// git when an earlier call moved the shell out of the project directory
+// (moved): it would trust another repository's configuration, as
+// "cd sub && git status" would in one command.
+func bashClass(raw json.RawMessage, moved bool) classify.Class {
 	var b claudeBashInput
 	if err := json.Unmarshal(raw, &b); err != nil {
 		return classify.Unknown
 	}
-	class := classify.Command(b.Command).Class
-	if b.RunInBackground {
+	v := classify.Command(b.Command)
+	class := v.Class
+	if b.RunInBackground || (moved && slices.Contains(v.Programs, "git")) {
 		class = class.Max(classify.Unknown)
 	}
 	return class
+}
+
+// movedAway reports whether the shell's directory cwd is not the project
+// directory. Unknown directories count as not moved.
+func movedAway(cwd, projectDir string) bool {
+	if cwd == "" || projectDir == "" {
+		return false
+	}
+	return filepath.Clean(cwd) != filepath.Clean(projectDir)
 }

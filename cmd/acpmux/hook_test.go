@@ -22,7 +22,9 @@ var updateHook = flag.Bool("update-hook", false, "rewrite want.json in testdata/
 // testdata/hook: each archive has the flags (args), the hook input
 // (input.json) and the expected stdout (want.json, empty for no output).
 // Outputs are compared as JSON values. Run with -update-hook to rewrite.
+// The project directory is /home/dev/app, as in the payloads.
 func TestHookGolden(t *testing.T) {
+	t.Setenv("CLAUDE_PROJECT_DIR", "/home/dev/app") // the cwd of the recorded payloads
 	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "hook", "*.txtar"))
 	if err != nil || len(files) < 5 {
 		t.Fatalf("want recorded hook payloads, found %d: %v", len(files), err)
@@ -103,29 +105,34 @@ func TestDecideClaude(t *testing.T) {
 		in            claudeHookInput
 		plan, strict  bool
 		decision, why string // decision "" means no output
+		project       string // $CLAUDE_PROJECT_DIR
 	}{
-		{"plan read-only", bash("plan", "ls -la"), false, false, "allow", classify.ReadOnlyAllowMessage},
-		{"plan write", bash("plan", "rm -rf x"), false, false, "deny", classify.WriteBlockMessage},
-		{"plan unknown", bash("plan", "make"), false, false, "ask", classify.UnknownWarning},
-		{"plan unparsable", bash("plan", "echo 'oops"), false, false, "ask", classify.UnknownWarning},
-		{"plan missing command", claudeHookInput{PermissionMode: "plan", ToolName: "Bash", ToolInput: json.RawMessage(`{}`)}, false, false, "ask", classify.UnknownWarning},
-		{"plan bad tool_input", claudeHookInput{PermissionMode: "plan", ToolName: "Bash", ToolInput: json.RawMessage(`"ls"`)}, false, false, "ask", classify.UnknownWarning},
-		{"plan exit", claudeHookInput{PermissionMode: "plan", ToolName: "ExitPlanMode"}, false, false, "ask", classify.ExitPlanModeMessage},
-		{"plan other tool", claudeHookInput{PermissionMode: "plan", ToolName: "Write"}, false, false, "", ""},
-		{"flag plan", bash("default", "git commit -m x"), true, false, "deny", classify.WriteBlockMessage},
-		{"default write", bash("default", "rm -rf x"), false, false, "", ""},
-		{"default unknown", bash("default", "make"), false, false, "", ""},
-		{"default exit", claudeHookInput{PermissionMode: "default", ToolName: "ExitPlanMode"}, false, false, "", ""},
-		{"strict write", bash("default", "rm -rf x"), false, true, "ask", classify.StrictWriteMessage},
-		{"strict unknown", bash("acceptEdits", "make"), false, true, "ask", classify.StrictUnknownMessage},
-		{"strict read-only", bash("default", "cat go.mod"), false, true, "", ""},
-		{"strict plan write", bash("plan", "rm x"), false, true, "deny", classify.WriteBlockMessage},
-		{"other event", claudeHookInput{HookEventName: "PostToolUse", PermissionMode: "plan", ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"ls"}`)}, false, false, "", ""},
-		{"background read-only", claudeHookInput{PermissionMode: "plan", ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"ls","run_in_background":true}`)}, false, false, "ask", classify.UnknownWarning},
+		{"plan read-only", bash("plan", "ls -la"), false, false, "allow", classify.ReadOnlyAllowMessage, ""},
+		{"plan write", bash("plan", "rm -rf x"), false, false, "deny", classify.WriteBlockMessage, ""},
+		{"plan unknown", bash("plan", "make"), false, false, "ask", classify.UnknownWarning, ""},
+		{"plan unparsable", bash("plan", "echo 'oops"), false, false, "ask", classify.UnknownWarning, ""},
+		{"plan missing command", claudeHookInput{PermissionMode: "plan", ToolName: "Bash", ToolInput: json.RawMessage(`{}`)}, false, false, "ask", classify.UnknownWarning, ""},
+		{"plan bad tool_input", claudeHookInput{PermissionMode: "plan", ToolName: "Bash", ToolInput: json.RawMessage(`"ls"`)}, false, false, "ask", classify.UnknownWarning, ""},
+		{"plan exit", claudeHookInput{PermissionMode: "plan", ToolName: "ExitPlanMode"}, false, false, "ask", classify.ExitPlanModeMessage, ""},
+		{"plan other tool", claudeHookInput{PermissionMode: "plan", ToolName: "Write"}, false, false, "", "", ""},
+		{"flag plan", bash("default", "git commit -m x"), true, false, "deny", classify.WriteBlockMessage, ""},
+		{"default write", bash("default", "rm -rf x"), false, false, "", "", ""},
+		{"default unknown", bash("default", "make"), false, false, "", "", ""},
+		{"default exit", claudeHookInput{PermissionMode: "default", ToolName: "ExitPlanMode"}, false, false, "", "", ""},
+		{"strict write", bash("default", "rm -rf x"), false, true, "ask", classify.StrictWriteMessage, ""},
+		{"strict unknown", bash("acceptEdits", "make"), false, true, "ask", classify.StrictUnknownMessage, ""},
+		{"strict read-only", bash("default", "cat go.mod"), false, true, "", "", ""},
+		{"strict plan write", bash("plan", "rm x"), false, true, "deny", classify.WriteBlockMessage, ""},
+		{"other event", claudeHookInput{HookEventName: "PostToolUse", PermissionMode: "plan", ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"ls"}`)}, false, false, "", "", ""},
+		{"background read-only", claudeHookInput{PermissionMode: "plan", ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"ls","run_in_background":true}`)}, false, false, "ask", classify.UnknownWarning, ""},
+		{"git in project", withCwd(bash("plan", "git status"), "/p/app/"), false, false, "allow", classify.ReadOnlyAllowMessage, "/p/app"},
+		{"git after cd", withCwd(bash("plan", "git status"), "/p/app/vendor/x"), false, false, "ask", classify.UnknownWarning, "/p/app"},
+		{"ls after cd", withCwd(bash("plan", "ls"), "/p/app/vendor/x"), false, false, "allow", classify.ReadOnlyAllowMessage, "/p/app"},
+		{"git, no project dir", withCwd(bash("plan", "git log"), "/elsewhere"), false, false, "allow", classify.ReadOnlyAllowMessage, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := decideClaude(tt.in, tt.plan, tt.strict)
+			d := decideClaude(tt.in, tt.plan, tt.strict, tt.project)
 			switch {
 			case tt.decision == "" && d != nil:
 				t.Errorf("got %+v, want no output", *d)
@@ -189,4 +196,9 @@ func TestHookReadError(t *testing.T) {
 	if !strings.Contains(errb.String(), "read hook input: broken pipe") {
 		t.Errorf("stderr %q", errb.String())
 	}
+}
+
+func withCwd(in claudeHookInput, cwd string) claudeHookInput {
+	in.Cwd = cwd
+	return in
 }
