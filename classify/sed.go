@@ -151,8 +151,11 @@ func (p *sedParser) script() (Class, string) {
 		}
 		ch := p.s[p.i]
 		p.i++
+		if ch == '{' {
+			continue // a command may follow directly
+		}
 		switch ch {
-		case '{', '}', '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F':
+		case '}', '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F':
 		case 'l', 'L', 'q', 'Q':
 			p.spaces()
 			for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
