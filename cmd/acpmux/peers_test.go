@@ -1,14 +1,23 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // peersDir returns the directory of the team's offline peer scripts
@@ -123,5 +132,119 @@ func TestRealPeers(t *testing.T) {
 				t.Logf("%s %s: %+v", peer, policy, relayed)
 			})
 		}
+	}
+}
+
+// freePort returns a loopback TCP port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// answerThroughAPI polls the decisions API at base until ctx ends and
+// answers every open decision with its first allow_once option, counting
+// the answers.
+func answerThroughAPI(ctx context.Context, base, token string, answered *atomic.Int32) {
+	get := func(path string, v any) error {
+		req, _ := http.NewRequestWithContext(ctx, "GET", base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		return json.NewDecoder(resp.Body).Decode(v)
+	}
+	for ctx.Err() == nil {
+		time.Sleep(100 * time.Millisecond)
+		var ss struct {
+			Sessions []struct{ SessionID string } `json:"sessions"`
+		}
+		if get("/v1/sessions", &ss) != nil {
+			continue
+		}
+		for _, s := range ss.Sessions {
+			var ds struct {
+				Decisions []struct {
+					ID      string
+					Status  string
+					Options []struct{ OptionID, Kind string }
+				} `json:"decisions"`
+			}
+			if get("/v1/sessions/"+url.PathEscape(s.SessionID)+"/decisions", &ds) != nil {
+				continue
+			}
+			for _, d := range ds.Decisions {
+				if d.Status != "open" {
+					continue
+				}
+				for _, o := range d.Options {
+					if o.Kind != "allow_once" {
+						continue
+					}
+					body, _ := json.Marshal(map[string]string{"optionId": o.OptionID})
+					req, _ := http.NewRequestWithContext(ctx, "POST", base+"/v1/sessions/"+url.PathEscape(s.SessionID)+"/decisions/"+d.ID, bytes.NewReader(body))
+					req.Header.Set("Authorization", "Bearer "+token)
+					req.Header.Set("Content-Type", "application/json")
+					if resp, err := http.DefaultClient.Do(req); err == nil {
+						if resp.StatusCode == 200 {
+							answered.Add(1)
+						}
+						resp.Body.Close()
+					}
+					break
+				}
+			}
+		}
+	}
+}
+
+// TestRealPeersAnswerThroughAPI runs each real agent behind
+// "acpmux run --listen": the ACP driver never answers permission requests
+// (policy none); a client of the decisions HTTP API answers them with the
+// offered allow_once option, and the agent runs the command (changed.txt
+// appears) and ends its turn normally. Opt-in like TestRealPeers.
+func TestRealPeersAnswerThroughAPI(t *testing.T) {
+	peers := strings.Fields(os.Getenv("ACPMUX_PEERS"))
+	if len(peers) == 0 {
+		t.Skip("set ACPMUX_PEERS (and PEERS_DIR) to run the real agents")
+	}
+	scripts := peersDir()
+	if scripts == "" {
+		t.Skip("shared/peers not found; set ACPMUX_PEER_SCRIPTS")
+	}
+	for _, peer := range peers {
+		if peer == "example" {
+			continue // its edit permission writes no file; TestRealPeers covers it
+		}
+		t.Run(peer, func(t *testing.T) {
+			port := freePort(t)
+			tokenFile := filepath.Join(t.TempDir(), "token")
+			token := "peer-test-token-0123456789abcdef"
+			os.WriteFile(tokenFile, []byte(token), 0o600)
+			ctx, cancel := context.WithCancel(context.Background())
+			var answered atomic.Int32
+			done := make(chan struct{})
+			go func() { defer close(done); answerThroughAPI(ctx, fmt.Sprintf("http://127.0.0.1:%d", port), token, &answered) }()
+			wrap := fmt.Sprintf("acpmux run --listen 127.0.0.1:%d --token-file %s --state :memory: --", port, tokenFile)
+			s := runPeer(t, scripts, peer, "none", wrap)
+			cancel()
+			<-done
+			t.Logf("%s: %d answers through the API: %+v", peer, answered.Load(), s)
+			if answered.Load() == 0 {
+				t.Fatal("no decision was answered through the API")
+			}
+			if !slices.Contains(s.Files, "changed.txt") {
+				t.Errorf("the approved command did not run: files %v", s.Files)
+			}
+			if len(s.Prompts) == 0 || s.Prompts[0] != "end_turn" {
+				t.Errorf("prompt results %v, want end_turn", s.Prompts)
+			}
+		})
 	}
 }

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/acpmux/acpmux/acp/acptest"
+	"github.com/acpmux/acpmux/confirm"
+)
+
+// runningRelay is "acpmux run --listen" started as a subprocess with the
+// fake agent, the test playing the IDE on its stdin and stdout.
+type runningRelay struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	out    *bufio.Scanner
+	apiURL string
+	token  string
+}
+
+var listenRe = regexp.MustCompile(`decisions API listening.*url=http://([^/ ]+)/`)
+
+func startRelayProcess(t *testing.T, script string, flags ...string) *runningRelay {
+	t.Helper()
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	args := append([]string{"run", "--listen", "127.0.0.1:0", "--token-file", tokenFile}, flags...)
+	args = append(args, "--", os.Args[0])
+	cmd := exec.Command("acpmux", args...)
+	cmd.Env = append(os.Environ(), acptest.EnvScript+"="+script)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	r := &runningRelay{cmd: cmd, stdin: stdin, out: bufio.NewScanner(stdout)}
+	r.out.Buffer(make([]byte, 1<<20), 1<<26)
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if m := listenRe.FindStringSubmatch(sc.Text()); m != nil {
+			r.apiURL = "http://" + m[1]
+			break
+		}
+	}
+	go io.Copy(io.Discard, stderr)
+	if r.apiURL == "" {
+		t.Fatal("acpmux did not print the decisions API address")
+	}
+	tok, err := os.ReadFile(tokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.token = strings.TrimSpace(string(tok))
+	return r
+}
+
+func (r *runningRelay) send(t *testing.T, line string) {
+	t.Helper()
+	if _, err := io.WriteString(r.stdin, line+"\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitFor reads the IDE side until a message with method (or, when method
+// is "", a response) arrives.
+func (r *runningRelay) waitFor(t *testing.T, method string) map[string]any {
+	t.Helper()
+	for r.out.Scan() {
+		var m map[string]any
+		json.Unmarshal(r.out.Bytes(), &m)
+		if m["method"] == method || (method == "" && m["method"] == nil) {
+			return m
+		}
+	}
+	t.Fatalf("stdout closed waiting for %q", method)
+	return nil
+}
+
+func (r *runningRelay) get(t *testing.T, path string, v any) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", r.apiURL+path, nil)
+	req.Header.Set("Authorization", "Bearer "+r.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	json.NewDecoder(resp.Body).Decode(v)
+	return resp.StatusCode
+}
+
+const permAgentScript = `
+recv initialize
+send {"jsonrpc":"2.0","id":$ID,"result":{"protocolVersion":1}}
+recv session/new
+send {"jsonrpc":"2.0","id":$ID,"result":{"sessionId":"s1"}}
+recv session/prompt
+send {"jsonrpc":"2.0","id":"p1","method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"c1","title":"touch x","kind":"execute","rawInput":{"command":"touch x"}},"options":[{"optionId":"allow","name":"Allow","kind":"allow_once"},{"optionId":"reject","name":"Reject","kind":"reject_once"}]}}
+waiteof
+`
+
+// TestRestartCancelsOpenDecisions: acpmux is killed (SIGKILL) with a
+// decision open in its SQLite store; when the store is opened again the
+// decision is cancelled with reason bridge_restart, never left answerable.
+func TestRestartCancelsOpenDecisions(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state.db")
+	r := startRelayProcess(t, permAgentScript, "--state", state)
+	r.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	r.waitFor(t, "")
+	r.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
+	r.waitFor(t, "")
+	r.send(t, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`)
+	perm := r.waitFor(t, "session/request_permission")
+	did := perm["params"].(map[string]any)["_meta"].(map[string]any)["acpmux"].(map[string]any)["decisionId"].(string)
+	var view struct{ Status string }
+	if code := r.get(t, "/v1/sessions/s1/decisions/"+did, &view); code != 200 || view.Status != "open" {
+		t.Fatalf("before the kill: %d %+v", code, view)
+	}
+	r.cmd.Process.Signal(syscall.SIGKILL)
+	r.cmd.Wait()
+
+	store, err := confirm.OpenStore(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if store.Recovered() != 1 {
+		t.Errorf("Recovered() = %d, want 1", store.Recovered())
+	}
+	rec, err := store.Get(context.Background(), did)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status != confirm.StatusCancelled || rec.Reason != confirm.ReasonBridgeRestart {
+		t.Errorf("after restart: status %s reason %s, want cancelled bridge_restart", rec.Status, rec.Reason)
+	}
+}
+
+// TestDecisionsCLIAnswersRunningRelay: "acpmux decisions list" and
+// "answer" against a running "acpmux run --listen": the answer reaches the
+// agent (the IDE sees the request withdrawn and the resolved notice).
+func TestDecisionsCLIAnswersRunningRelay(t *testing.T) {
+	r := startRelayProcess(t, permAgentScript, "--state", ":memory:")
+	r.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	r.waitFor(t, "")
+	r.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
+	r.waitFor(t, "")
+	r.send(t, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`)
+	perm := r.waitFor(t, "session/request_permission")
+	did := perm["params"].(map[string]any)["_meta"].(map[string]any)["acpmux"].(map[string]any)["decisionId"].(string)
+	tokenFile := filepath.Join(t.TempDir(), "tok")
+	os.WriteFile(tokenFile, []byte(r.token), 0o600)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "acpmux", "decisions", "list", "--url", r.apiURL, "--token-file", tokenFile).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), did) {
+		t.Fatalf("decisions list: %v\n%s", err, out)
+	}
+	out, err = exec.CommandContext(ctx, "acpmux", "decisions", "answer", "--url", r.apiURL, "--token-file", tokenFile, "--session", "s1", "--option", "allow", did).CombinedOutput()
+	if err != nil {
+		t.Fatalf("decisions answer: %v\n%s", err, out)
+	}
+	notice := r.waitFor(t, "_acpmux/permission_resolved")
+	p := notice["params"].(map[string]any)
+	if p["optionId"] != "allow" || p["status"] != "answered" {
+		t.Errorf("resolved notice %v", p)
+	}
+}
