@@ -110,20 +110,29 @@ func New(agent *Agent, opts Options) *Bridge {
 	}
 }
 
+// ErrClosed is returned by AddHost once the bridge is shutting down.
+var ErrClosed = errors.New("acpmux is shutting down: the agent has exited")
+
 // AddHost connects h: its reader and writer goroutines start at once and
 // Run waits for them. The first host added is the primary host: it owns
-// sessions whose owner is unknown, and its end ends the bridge.
-func (b *Bridge) AddHost(h *Host) {
+// sessions whose owner is unknown, and its end ends the bridge. After the
+// agent has exited it returns ErrClosed and starts nothing.
+func (b *Bridge) AddHost(h *Host) error {
 	b.mu.Lock()
+	if b.stopping || b.agentGone {
+		b.mu.Unlock()
+		return ErrClosed
+	}
 	if b.primary == nil {
 		b.primary = h
 	}
-	b.hosts = append(b.hosts, h)
-	b.mu.Unlock()
+	b.hosts = append(b.hosts[:len(b.hosts):len(b.hosts)], h)
 	b.hostWG.Add(2)
+	b.mu.Unlock()
 	go func() { defer b.hostWG.Done(); h.writeLoop() }()
 	go func() { defer b.hostWG.Done(); b.readHost(h) }()
 	b.log.Debug("host connected", "host", h.ID)
+	return nil
 }
 
 // Run relays until the agent exits, the primary host leaves, or ctx is

@@ -107,11 +107,16 @@ func (h *Host) send(msg []byte) bool {
 	}
 }
 
-// disconnect marks the host gone with cause and closes its connection.
+// disconnect marks the host gone with cause and closes its connection
+// (with the cause, for a Conn that can say why, such as a WebSocket).
 func (h *Host) disconnect(cause error) {
 	h.goneOnce.Do(func() {
 		h.cause.Store(cause)
 		close(h.gone)
+		if cc, ok := h.conn.(interface{ CloseWithCause(error) error }); ok {
+			cc.CloseWithCause(cause)
+			return
+		}
 		h.conn.Close()
 	})
 }

@@ -45,8 +45,12 @@ func newReplayLog(max int) *replayLog {
 
 var chunkKinds = map[string]bool{"agent_message_chunk": true, "user_message_chunk": true, "agent_thought_chunk": true}
 
-// append records notification msg with params and their member update.
+// append records notification msg with params and their member update
+// (nil: take it from params).
 func (l *replayLog) append(msg, params, update []byte) {
+	if update == nil {
+		update = acp.MemberBytes(params, "update")
+	}
 	if run := chunkOf(params, update); run != nil {
 		if last := l.last(); last != nil && last.chunk != nil && last.chunk.kind == run.kind &&
 			bytes.Equal(last.chunk.messageID, run.messageID) && bytes.Equal(last.chunk.session, run.session) {

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -121,6 +122,8 @@ func (b *Bridge) hostRequest(h *Host, msg []byte, env acp.Envelope) {
 		}
 		b.init.pending = true
 	}
+	var echo [][]byte
+	var echoTo []*Host
 	if env.Method == acp.MethodSessionPrompt {
 		if s := b.sessions[c.session]; s != nil {
 			if s.turn != nil && s.turn != h {
@@ -129,6 +132,13 @@ func (b *Bridge) hostRequest(h *Host, msg []byte, env acp.Envelope) {
 				return
 			}
 			s.turn = h
+			if len(s.hosts) > 1 {
+				echo = promptEcho(params)
+				echoTo = s.hosts
+				for _, m := range echo {
+					s.replay.append(m, acp.Member(m, "params").Bytes(m), nil)
+				}
+			}
 		}
 	}
 	if env.Method == acp.MethodSessionLoad || env.Method == acp.MethodSessionResume {
@@ -143,6 +153,13 @@ func (b *Bridge) hostRequest(h *Host, msg []byte, env acp.Envelope) {
 	h.mu.Unlock()
 	b.mu.Unlock()
 
+	for _, x := range echoTo {
+		if x != h {
+			for _, m := range echo {
+				x.send(m)
+			}
+		}
+	}
 	if !b.toAgent(acp.WithID(msg, env.ID, bid)) {
 		b.completeCall(bkey)
 		b.replyError(h, origID, acp.ErrAgentExited)
@@ -242,4 +259,21 @@ func (h *Host) inflightLocked(key string) (string, bool) {
 	defer h.mu.Unlock()
 	bk, ok := h.inflight[key]
 	return bk, ok
+}
+
+// promptEcho turns the content blocks of a session/prompt into
+// user_message_chunk session updates, so that the other hosts of the session
+// see what one host asked (each block's bytes are kept as sent).
+func promptEcho(params []byte) [][]byte {
+	sid := acp.MemberBytes(params, "sessionId")
+	var blocks []json.RawMessage
+	if sid == nil || json.Unmarshal(acp.MemberBytes(params, "prompt"), &blocks) != nil {
+		return nil
+	}
+	out := make([][]byte, 0, len(blocks))
+	for _, blk := range blocks {
+		out = append(out, []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":`+string(sid)+
+			`,"update":{"sessionUpdate":"user_message_chunk","content":`+string(blk)+`}}}`))
+	}
+	return out
 }

@@ -31,6 +31,10 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, code, msg)
 		return
 	}
+	if r.URL.Path == "/" && r.URL.Query().Has("token") {
+		g.exchangeToken(w, r)
+		return
+	}
 	if !g.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="acpmux"`)
 		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token")
@@ -76,19 +80,63 @@ func (g *guard) checkOrigin(r *http.Request) (code, msg string) {
 	return "", ""
 }
 
-// authorized checks "Authorization: Bearer TOKEN" (one header, scheme
-// case-insensitive) in constant time.
+// CookieName is the cookie that carries the token for the web page: set
+// HttpOnly, SameSite=Strict, Path=/ when the page is first opened with
+// ?token=TOKEN (docs/security.md).
+const CookieName = "acpmux_token"
+
+// ProtocolTokenPrefix marks the WebSocket subprotocol that carries the
+// token: a client that cannot set headers offers "acpmux.bearer.TOKEN"
+// together with "acp" in Sec-WebSocket-Protocol; acpmux selects "acp".
+const ProtocolTokenPrefix = "acpmux.bearer."
+
+// authorized checks the token in constant time. It may come as
+// "Authorization: Bearer TOKEN" (one header, scheme case-insensitive), as
+// the acpmux_token cookie, or as a Sec-WebSocket-Protocol entry
+// "acpmux.bearer.TOKEN" — never from the query string, except for the
+// one-time exchange of GET /?token= (exchangeToken).
 func (g *guard) authorized(r *http.Request) bool {
-	vals := r.Header.Values("Authorization")
-	if g.noToken || len(vals) != 1 {
+	if g.noToken {
 		return false
 	}
-	scheme, tok, ok := strings.Cut(vals[0], " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
+	if vals := r.Header.Values("Authorization"); len(vals) > 0 {
+		if len(vals) != 1 {
+			return false
+		}
+		scheme, tok, ok := strings.Cut(vals[0], " ")
+		return ok && strings.EqualFold(scheme, "Bearer") && g.tokenOK(strings.TrimSpace(tok))
 	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	if c, err := r.Cookie(CookieName); err == nil {
+		return g.tokenOK(c.Value)
+	}
+	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for _, p := range strings.Split(v, ",") {
+			if tok, ok := strings.CutPrefix(strings.TrimSpace(p), ProtocolTokenPrefix); ok {
+				return g.tokenOK(tok)
+			}
+		}
+	}
+	return false
+}
+
+func (g *guard) tokenOK(tok string) bool {
+	sum := sha256.Sum256([]byte(tok))
 	return subtle.ConstantTimeCompare(sum[:], g.tokenSum[:]) == 1
+}
+
+// exchangeToken serves GET /?token=TOKEN, the link acpmux prints: a right
+// token becomes the HttpOnly SameSite=Strict cookie and a 303 redirect to
+// "/" takes it out of the address bar and history; a wrong one is 401.
+func (g *guard) exchangeToken(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.Header().Set("Cache-Control", "no-store")
+	if r.Method != http.MethodGet || g.noToken || !g.tokenOK(r.URL.Query().Get("token")) {
+		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong token")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: r.URL.Query().Get("token"), Path: "/",
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
 func hasBody(r *http.Request) bool {

@@ -34,6 +34,9 @@ type Options struct {
 	// Logger receives one line per refused or failed request. Nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// Routes are more handlers served behind the same guard, by ServeMux
+	// pattern: the /acp WebSocket and the web page.
+	Routes map[string]http.Handler
 }
 
 // Defaults of Options.
@@ -83,9 +86,14 @@ func New(b *confirm.Broker, opts Options) http.Handler {
 	for _, rt := range routes {
 		mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) { rt.handle(s, w, r) })
 	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "not_found", "no such route")
-	})
+	for pattern, h := range opts.Routes {
+		mux.Handle(pattern, h)
+	}
+	if _, ok := opts.Routes["/"]; !ok {
+		mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+			writeError(w, http.StatusNotFound, "not_found", "no such route")
+		})
+	}
 	return &guard{next: mux, hosts: allowedHosts(opts.Addr, opts.AllowedHosts),
 		tokenSum: sha256.Sum256([]byte(opts.Token)), noToken: opts.Token == "", maxBody: opts.MaxBodyBytes}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/acpmux/acpmux/bridge"
 	"github.com/acpmux/acpmux/bridge/httpapi"
+	"github.com/acpmux/acpmux/bridge/web"
 	"github.com/acpmux/acpmux/classify"
 	"github.com/acpmux/acpmux/confirm"
 )
@@ -29,7 +30,7 @@ type relayFlags struct {
 
 func (f *relayFlags) register(fs *flag.FlagSet) {
 	f.runFlags.register(fs)
-	fs.StringVar(&f.listen, "listen", "", "serve the decisions HTTP API on ADDR (host:port, loopback unless --allow-remote); off when empty")
+	fs.StringVar(&f.listen, "listen", "", "serve the approvals page (/), ACP over WebSocket (/acp) and the decisions HTTP API (/v1) on ADDR (host:port, loopback unless --allow-remote); off when empty")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow --listen on a non-loopback address (logs a warning; the token is still required)")
 	fs.StringVar(&f.tokenFile, "token-file", "", "bearer token file for --listen: read if it exists and is not empty, else a fresh 256-bit token is written there (mode 0600) (default $XDG_STATE_HOME/acpmux/token)")
 	fs.StringVar(&f.state, "state", "", "decision store: a SQLite file, or :memory: to keep nothing on disk (default $XDG_STATE_HOME/acpmux/state.db)")
@@ -40,6 +41,7 @@ func (f *relayFlags) register(fs *flag.FlagSet) {
 // optional HTTP server wired in.
 type relay struct {
 	log    *slog.Logger
+	stderr io.Writer
 	bridge *bridge.Bridge
 	broker *confirm.Broker
 	store  *confirm.SQLiteStore
@@ -68,7 +70,7 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 	if n := store.Recovered(); n > 0 {
 		log.Info("cancelled decisions left open by a previous acpmux", "count", n, "reason", confirm.ReasonBridgeRestart)
 	}
-	r := &relay{log: log, store: store}
+	r := &relay{log: log, stderr: stderr, store: store}
 	var b *bridge.Bridge
 	broker, err := confirm.NewBroker(confirm.Options{
 		Store:          store,
@@ -136,11 +138,21 @@ func (r *relay) listen(f *relayFlags, broker *confirm.Broker) error {
 		r.log.Warn("the decisions API listens on a non-loopback address; anyone who can reach it and has the token can answer permission requests", "addr", ln.Addr().String())
 	}
 	r.ln = ln
+	routes := map[string]http.Handler{
+		"GET /acp": http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			r.bridge.ServeWebSocket(w, req, f.queueLen)
+		}),
+		"GET /{$}":     web.Index(),
+		"GET /static/": web.Static(),
+	}
 	r.server = &http.Server{
-		Handler:           httpapi.New(broker, httpapi.Options{Addr: ln.Addr().String(), Token: token, Version: version, Logger: r.log}),
+		Handler: httpapi.New(broker, httpapi.Options{Addr: ln.Addr().String(), Token: token, Version: version,
+			Logger: r.log, Routes: routes}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
-	r.log.Info("decisions API listening", "url", "http://"+ln.Addr().String()+"/v1/capabilities", "token_file", tokenFile)
+	base := "http://" + ln.Addr().String()
+	r.log.Info("decisions API listening", "url", base+"/v1/capabilities", "acp", "ws://"+ln.Addr().String()+"/acp", "token_file", tokenFile)
+	fmt.Fprintf(r.stderr, "acpmux: approvals page: %s/?token=%s\n", base, token)
 	return nil
 }
 

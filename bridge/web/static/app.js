@@ -1,0 +1,250 @@
+// acpmux approval page: an ACP host over the /acp WebSocket.
+// Every string from the agent is shown with textContent (never innerHTML),
+// and control, zero-width and bidi characters are shown as visible escapes.
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+const sessions = new Map();   // sessionId -> {el, transcript, agentPara}
+const cards = new Map();      // decisionId -> {el, requestId, buttons, stateEl}
+const byRequest = new Map();  // our JSON-RPC request id (from acpmux) -> decisionId
+const calls = new Map();      // our own request id -> {resolve, reject}
+let ws = null;
+let nextId = 1;
+
+// Characters a command or title could use to hide what it does.
+const hidden = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb]/gu;
+
+// visible appends text to parent, with hidden characters as red \u{…} escapes.
+function visible(parent, text) {
+  text = String(text ?? '');
+  let last = 0;
+  for (const m of text.matchAll(hidden)) {
+    if (m.index > last) parent.append(text.slice(last, m.index));
+    const esc = document.createElement('span');
+    esc.className = 'esc';
+    esc.textContent = '\\u{' + m[0].codePointAt(0).toString(16).padStart(4, '0') + '}';
+    parent.append(esc);
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) parent.append(text.slice(last));
+  return parent;
+}
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) visible(e, text);
+  return e;
+}
+
+function send(msg) {
+  if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(msg));
+}
+
+function call(method, params) {
+  const id = nextId++;
+  send({ jsonrpc: '2.0', id, method, params });
+  return new Promise((resolve, reject) => calls.set(id, { resolve, reject }));
+}
+
+function setStatus(text, cls) {
+  const s = $('status');
+  s.textContent = text;
+  s.className = 'status ' + (cls || '');
+}
+
+function session(sid) {
+  let s = sessions.get(sid);
+  if (s) return s;
+  $('no-sessions').hidden = true;
+  const box = el('div', 'session');
+  box.append(el('h3', '', 'Session ' + sid));
+  const transcript = el('div', 'transcript');
+  box.append(transcript);
+  $('sessions').append(box);
+  s = { el: box, transcript, agentPara: null, thoughtPara: null };
+  sessions.set(sid, s);
+  return s;
+}
+
+function textOf(content) {
+  if (!content) return '';
+  if (content.type === 'text') return content.text;
+  if (content.type === 'resource_link') return '[' + (content.name || content.uri) + ']';
+  return '[' + content.type + ']';
+}
+
+function onUpdate(params) {
+  const s = session(params.sessionId);
+  const u = params.update || {};
+  const t = s.transcript;
+  switch (u.sessionUpdate) {
+    case 'agent_message_chunk':
+      if (!s.agentPara) { s.agentPara = el('div', 'agent'); t.append(s.agentPara); }
+      visible(s.agentPara, textOf(u.content));
+      break;
+    case 'user_message_chunk':
+      s.agentPara = null;
+      t.append(el('div', 'user', textOf(u.content)));
+      break;
+    case 'tool_call': {
+      s.agentPara = null;
+      const line = el('div', 'tool', '🔧 ' + (u.title || u.toolCallId) + ' (' + (u.kind || 'other') + ') ' + (u.status || 'pending'));
+      line.dataset.toolCallId = u.toolCallId;
+      t.append(line);
+      break;
+    }
+    case 'tool_call_update':
+      if (u.status) t.append(el('div', 'tool', '🔧 ' + (u.title || u.toolCallId) + ': ' + u.status));
+      break;
+    default:
+      return;
+  }
+  t.scrollTop = t.scrollHeight;
+}
+
+function refreshPendingCount() {
+  let n = 0;
+  for (const c of cards.values()) if (c.open) n++;
+  $('pending-count').textContent = String(n);
+  $('no-pending').hidden = n > 0;
+}
+
+function onPermission(id, params) {
+  const meta = (params._meta && params._meta.acpmux) || {};
+  const tc = params.toolCall || {};
+  const did = meta.decisionId || ('request-' + id);
+  byRequest.set(JSON.stringify(id), did);
+  const card = el('div', 'card open');
+  card.dataset.decisionId = did;
+  card.append(el('div', 'title', tc.title || tc.toolCallId || 'Permission requested'));
+  card.append(el('div', 'meta', 'kind: ' + (tc.kind || 'other') + ' · session ' + params.sessionId));
+  for (const w of meta.warnings || []) card.append(el('div', 'warning', '⚠ ' + w));
+  const command = meta.command || (tc.rawInput && tc.rawInput.command);
+  if (command !== undefined) {
+    const p = el('div', '');
+    if (meta.classification) p.append(el('span', 'class ' + meta.classification.class, meta.classification.class), ' ');
+    p.append('command:');
+    card.append(p);
+    card.append(el('pre', 'command', Array.isArray(command) ? command.join(' ') : command));
+  }
+  for (const c of tc.content || []) {
+    if (c.type === 'diff') {
+      card.append(el('div', 'meta', 'diff ' + c.path));
+      if (c.oldText != null) card.append(el('pre', 'old', c.oldText));
+      card.append(el('pre', 'new', c.newText));
+    } else if (c.type === 'content' && c.content && !(c.content.type === 'text' && String(c.content.text).startsWith('⚠ '))) {
+      card.append(el('pre', '', textOf(c.content)));
+    }
+  }
+  const opts = el('div', 'options');
+  const buttons = [];
+  for (const o of params.options || []) {
+    const b = el('button', o.kind, o.name);
+    b.type = 'button';
+    b.title = o.optionId;
+    b.addEventListener('click', () => {
+      for (const x of buttons) x.disabled = true;
+      send({ jsonrpc: '2.0', id, result: { outcome: { outcome: 'selected', optionId: o.optionId } } });
+      stateEl.textContent = 'Sent: ' + o.name + ' …';
+    });
+    buttons.push(b);
+    opts.append(b);
+  }
+  card.append(opts);
+  const stateEl = el('div', 'state');
+  card.append(stateEl);
+  $('pending-all').append(card);
+  cards.set(did, { el: card, buttons, stateEl, open: true });
+  refreshPendingCount();
+}
+
+function closeCard(did, text, cls) {
+  const c = cards.get(did);
+  if (!c) return;
+  c.open = false;
+  for (const b of c.buttons) b.disabled = true;
+  c.el.classList.remove('open');
+  c.stateEl.className = 'state ' + cls;
+  c.stateEl.textContent = text;
+  refreshPendingCount();
+}
+
+function onResolved(p) {
+  const by = p.resolvedBy ? ' by ' + p.resolvedBy : '';
+  switch (p.status) {
+    case 'answered': closeCard(p.decisionId, 'Answered' + by + (p.optionId ? ': ' + p.optionId : ''), 'answered'); break;
+    case 'timed_out': closeCard(p.decisionId, 'Timed out: the agent was refused' + (p.optionId ? ' (' + p.optionId + ')' : ''), 'closed'); break;
+    default: closeCard(p.decisionId, 'Closed: ' + (p.status || '') + (p.reason ? ' (' + p.reason + ')' : ''), 'closed');
+  }
+}
+
+function onMessage(ev) {
+  let m;
+  try { m = JSON.parse(ev.data); } catch { return; }
+  if (m.method === undefined) {
+    const c = calls.get(m.id);
+    if (c) { calls.delete(m.id); m.error ? c.reject(m.error) : c.resolve(m.result); }
+    return;
+  }
+  const isRequest = Object.prototype.hasOwnProperty.call(m, 'id');
+  switch (m.method) {
+    case 'session/update': onUpdate(m.params || {}); return;
+    case 'session/request_permission': onPermission(m.id, m.params || {}); return;
+    case '$/cancel_request': {
+      const did = byRequest.get(JSON.stringify((m.params || {}).requestId));
+      if (did && cards.get(did) && cards.get(did).open) closeCard(did, 'Withdrawn', 'closed');
+      return;
+    }
+    case '_acpmux/permission_resolved': onResolved(m.params || {}); return;
+  }
+  if (isRequest) send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'the acpmux page does not serve ' + m.method } });
+}
+
+async function refreshSessions() {
+  let list;
+  try {
+    const r = await fetch('/v1/sessions', { credentials: 'same-origin' });
+    if (!r.ok) { setStatus('not authorized: open the link acpmux printed', 'down'); return; }
+    list = (await r.json()).sessions || [];
+  } catch { return; }
+  for (const s of list) {
+    if (sessions.has(s.sessionId)) continue;
+    session(s.sessionId);
+    attach(s.sessionId);
+  }
+}
+
+// attach joins the page to a session on the current connection: the whole
+// history the first time, only what is still pending after a reconnect.
+function attach(sid) {
+  const s = sessions.get(sid);
+  if (!ws || ws.readyState !== WebSocket.OPEN || s.attachedTo === ws) return;
+  s.attachedTo = ws;
+  const policy = s.seen ? 'pending_only' : 'full';
+  s.seen = true;
+  call('session/attach', { sessionId: sid, historyPolicy: policy }).catch(() => { s.attachedTo = null; });
+}
+
+function connect() {
+  const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  ws = new WebSocket(proto + '//' + location.host + '/acp', ['acp']);
+  ws.addEventListener('message', onMessage);
+  ws.addEventListener('open', async () => {
+    setStatus('live', 'live');
+    try {
+      await call('initialize', { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'acpmux-web', version: '1' } });
+    } catch { /* the agent may not be initialized yet; attach still works */ }
+    for (const sid of sessions.keys()) attach(sid);
+    refreshSessions();
+  });
+  ws.addEventListener('close', (ev) => {
+    setStatus('disconnected (' + ev.code + (ev.reason ? ': ' + ev.reason : '') + '), retrying…', 'down');
+    for (const [did, c] of cards) if (c.open) closeCard(did, 'Connection lost; it will be shown again if still open', 'closed');
+    setTimeout(connect, 2000);
+  });
+}
+
+refreshSessions();
+setInterval(refreshSessions, 3000);
+connect();
