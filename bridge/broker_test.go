@@ -38,6 +38,7 @@ func permRequest(n int) string {
 // API on a test server, and an IDE host that has started a prompt turn.
 type brokerFixture struct {
 	t        *testing.T
+	bridge   *bridge.Bridge
 	broker   *confirm.Broker
 	api      *httptest.Server
 	token    string
@@ -61,13 +62,14 @@ func newBrokerFixture(t *testing.T, script string, timeout time.Duration, withAP
 	if withAPI {
 		extra = append(extra, httpapi.Presenter{})
 		f.api = httptest.NewUnstartedServer(nil)
-		f.api.Config.Handler = httpapi.New(br, httpapi.Options{Addr: f.api.Listener.Addr().String(), Token: f.token, Logger: log})
+		routes := map[string]http.Handler{"GET /acp": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			f.bridge.ServeWebSocket(w, r, wsQueueLen)
+		})}
+		f.api.Config.Handler = httpapi.New(br, httpapi.Options{Addr: f.api.Listener.Addr().String(), Token: f.token, Logger: log, Routes: routes})
 		f.api.Start()
 		t.Cleanup(f.api.Close)
 	}
-	var b *bridge.Bridge
-	b, f.add, f.agentLog = startBridge(t, script, bridge.Options{Permissions: bridge.NewBrokerRouter(br, log, extra...), Logger: log})
-	_ = b
+	f.bridge, f.add, f.agentLog = startBridge(t, script, bridge.Options{Permissions: bridge.NewBrokerRouter(br, log, extra...), Logger: log})
 	t.Cleanup(func() { cancel(); <-brDone })
 	f.ide = f.add("ide", true, 0)
 	f.ide.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
@@ -146,6 +148,9 @@ func (f *brokerFixture) http(method, path, body string) (int, map[string]any) {
 	json.NewDecoder(resp.Body).Decode(&m)
 	return resp.StatusCode, m
 }
+
+// wsQueueLen is the queue of WebSocket hosts in these tests.
+var wsQueueLen = 256
 
 const selectedAllow = `{"outcome":{"outcome":"selected","optionId":"allow"}}`
 const selectedReject = `{"outcome":{"outcome":"selected","optionId":"reject"}}`
