@@ -67,8 +67,8 @@ func (b *Broker) answer(ctx context.Context, d *Decision, hostID string, a Answe
 		return err == nil, err
 	}
 	t := Transition{Status: StatusAnswered, Answer: &a, By: hostID, Reason: ReasonAnswered}
-	if b.opts.Revalidate != nil && mayApprove(*opt) {
-		if rerr := b.opts.Revalidate(ctx, d.snap.clone()); rerr != nil {
+	if mayApprove(*opt) {
+		if rerr := b.revalidate(ctx, d); rerr != nil {
 			b.commit(d, Transition{Status: StatusCancelled, Reason: ReasonStale}, "stale: "+rerr.Error(), true)
 			return false, fmt.Errorf("%w: %w: %v", ErrConflict, ErrStale, rerr)
 		}
@@ -106,6 +106,9 @@ func (b *Broker) begin(ctx context.Context, d *Decision, hostID string, a Answer
 		return nil, &ev, fmt.Errorf("%w: decision is %s (%s)", ErrConflict, d.status, d.res.Reason)
 	}
 	opt, err := d.check(a)
+	if err == nil {
+		err = b.checkScope(d, a)
+	}
 	if err != nil {
 		ev := d.addEvent(now, EventInvalidAnswer, hostID, err.Error())
 		return nil, &ev, err
@@ -186,7 +189,12 @@ func (b *Broker) AnswerResult(decisionID, hostID string, result json.RawMessage)
 		b.abstain(d, hostID, "host answered cancelled")
 		return nil
 	}
-	_, err = b.answer(ctx, d, hostID, Answer{OptionID: optionID})
+	scope, err := scopeOf(result)
+	if err != nil {
+		b.invalid(d, hostID, err)
+		return err
+	}
+	_, err = b.answer(ctx, d, hostID, Answer{OptionID: optionID, Scope: scope})
 	if errors.Is(err, ErrInvalidAnswer) {
 		b.abstain(d, hostID, "invalid answer")
 	}
@@ -231,4 +239,16 @@ func parseResult(result json.RawMessage) (optionID string, cancelled bool, err e
 		return optionID, false, err
 	}
 	return "", false, fmt.Errorf("unknown outcome %q", kind)
+}
+
+// revalidate runs the gate's checks (revalidateGate) and then
+// Options.Revalidate on d's snapshot.
+func (b *Broker) revalidate(ctx context.Context, d *Decision) error {
+	if err := b.revalidateGate(d); err != nil {
+		return err
+	}
+	if b.opts.Revalidate != nil {
+		return b.opts.Revalidate(ctx, d.snap.clone())
+	}
+	return nil
 }

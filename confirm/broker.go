@@ -59,6 +59,22 @@ type Options struct {
 	// non-nil error (session gone, mode revision changed, ...) fails the
 	// decision closed with reason stale. Nil means no revalidation.
 	Revalidate func(ctx context.Context, s Snapshot) error
+
+	// Mode is the gate mode every session starts in (--mode); "" means
+	// ModeDefault. LockMode keeps every session there (--lock-mode).
+	Mode     Mode
+	LockMode bool
+	// Policy is the initial policy (--policy); nil has no rules. See SetPolicy.
+	Policy *Policy
+	// Agent names the agent for policy rules' agent matcher and remembered
+	// verdicts (the base name of the agent command).
+	Agent string
+	// Breaker configures the circuit breaker (breaker.go).
+	Breaker Breaker
+	// CancelTurn is called when the circuit breaker trips in sessionID: the
+	// bridge sends session/cancel to the agent and tells every host reason.
+	// It must not block for long. Nil turns the circuit breaker off.
+	CancelTurn func(sessionID, reason string)
 }
 
 // Default limits of a Broker.
@@ -81,6 +97,7 @@ type Broker struct {
 	byID     map[string]*Decision
 	stopped  bool
 	inflight sync.WaitGroup // timer callbacks running
+	g        gate           // plan-mode gate, policy, audit (mode.go)
 }
 
 // session is the broker's state of one ACP session. Guarded by Broker.mu.
@@ -113,7 +130,8 @@ func NewBroker(opts Options) (*Broker, error) {
 		opts.KeepClosedPerSession = DefaultKeepClosedPerSession
 	}
 	b := &Broker{opts: opts, store: opts.Store, log: opts.Logger, now: opts.Now,
-		sessions: make(map[string]*session), byID: make(map[string]*Decision)}
+		sessions: make(map[string]*session), byID: make(map[string]*Decision),
+		g: gate{sessions: map[string]*gateSession{}, policy: opts.Policy, always: map[string]StoredRule{}}}
 	if b.log == nil {
 		b.log = slog.Default()
 	}
@@ -158,8 +176,10 @@ func (b *Broker) Ask(ctx context.Context, req Request, hosts []Presenter) (json.
 	if d == nil {
 		return result, err
 	}
-	b.presentAll(d, hosts)
-	b.checkEligible(d)
+	if !b.decideByGate(d, len(hosts)) {
+		b.presentAll(d, hosts)
+		b.checkEligible(d)
+	}
 	select {
 	case <-d.done:
 	case <-ctx.Done():
@@ -219,6 +239,7 @@ func (b *Broker) open(ctx context.Context, req Request) (*Decision, json.RawMess
 	}
 	snap.Options = opts
 	b.finishSnapshot(&snap)
+	b.routeSnapshot(&snap, req.Producer)
 	return b.create(ctx, id, snap, timeout)
 }
 
@@ -268,7 +289,7 @@ func (b *Broker) finishSnapshot(s *Snapshot) {
 	if s.Title == "" {
 		s.Title = "Permission request"
 	}
-	s.Command = commandOf(s.ToolCall.RawInput)
+	s.Command = shellCommand(s.ToolCall)
 	s.Warnings = []string{}
 	var warn string
 	s.Classification, warn = classify(b.opts.Classify, s.Command)
@@ -354,11 +375,14 @@ func (b *Broker) TrackSession(sessionID, cwd string) {
 // sessionID (ACP "Tool Calls"): "tool_call" and "tool_call_update" updates
 // update the latest state of their toolCallId, which later permission
 // requests for that tool call are merged with; other updates are ignored.
-// The bridge calls it for every such update, in order.
+// The bridge calls it for every such update, in order. An update that
+// changes the arguments of a tool call with an open decision fails that
+// decision closed as stale (seed 001).
 func (b *Broker) ToolCallUpdate(sessionID string, update json.RawMessage) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.session(sessionID).tools.apply(update)
+	b.mu.Unlock()
+	b.argsChanged(sessionID, update)
 }
 
 // persist appends evs to d's stored journal; a failure is logged, since the

@@ -3,6 +3,7 @@ package confirm
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -42,6 +43,9 @@ func (b *Broker) commit(d *Decision, t Transition, detail string, stored bool) e
 	t.At = b.now().UTC()
 	if detail == "" {
 		detail = t.Reason
+	}
+	if m := gateMessage(&d.snap, t); m != "" && !strings.Contains(detail, m) {
+		detail += ": " + m
 	}
 	d.mu.Lock()
 	t.Event = d.addEvent(t.At, eventFor(t.Status), t.By, detail)
@@ -90,7 +94,7 @@ func (b *Broker) finish(d *Decision, t Transition) {
 		d.answer = &a
 	}
 	d.status = t.Status
-	d.result = buildResult(optionID, text)
+	d.result = gateResult(&d.snap, t, optionID, text)
 	d.res = Resolution{Status: t.Status, OptionID: optionID, Text: text, By: t.By, Reason: t.Reason, At: t.At}
 	d.claiming = false
 	if d.timer != nil {
@@ -115,6 +119,7 @@ func (b *Broker) finish(d *Decision, t Transition) {
 		p.Withdraw(d, res)
 	}
 	b.retire(d)
+	b.afterClose(d, t, res)
 	if res.Status != StatusAnswered {
 		b.log.Info("confirm: decision closed without an answer", "decision", d.id, "session", d.snap.SessionID,
 			"status", res.Status, "reason", res.Reason, "agentGets", res.OptionID)

@@ -61,6 +61,8 @@ var turnEnded = map[string]bool{
 type Answer struct {
 	OptionID string `json:"optionId,omitempty"`
 	Text     string `json:"text,omitempty"`
+	// Scope is ONCE (or ""), SESSION or ALWAYS (scope.go).
+	Scope string `json:"scope,omitempty"`
 }
 
 // Event is one entry of a decision's ordered journal. Seq starts at 1 and
@@ -128,6 +130,9 @@ type Snapshot struct {
 	AllowFreeText       bool                   `json:"allowFreeText"`
 	DisplayedText       string                 `json:"displayedText"`
 	DisplayedTextSHA256 string                 `json:"displayedTextSha256"`
+	// Gate is how the plan-mode gate and the policy routed the request
+	// (plan.go); nil for snapshots stored before the gate existed.
+	Gate *GateInfo `json:"gate,omitempty"`
 }
 
 // clone returns a deep copy of s so callers cannot alias the decision's.
@@ -140,6 +145,10 @@ func (s Snapshot) clone() Snapshot {
 		cl := *s.Classification
 		cl.Reasons = append([]string(nil), cl.Reasons...)
 		c.Classification = &cl
+	}
+	if s.Gate != nil {
+		g := *s.Gate
+		c.Gate = &g
 	}
 	return c
 }

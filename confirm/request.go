@@ -37,6 +37,9 @@ type Request struct {
 	// permission requests have no such field, so the bridge sets it only for
 	// hosts that collect feedback (see docs/decisions.md).
 	AllowFreeText bool
+	// Producer is the id of the host that owns the session, recorded in
+	// the audit row (PlanItem.Producer).
+	Producer string
 }
 
 // Timeout bounds of a decision (docs/decisions.md, "Timeouts").

@@ -207,6 +207,7 @@ var migrations = []string{
 		detail      TEXT NOT NULL DEFAULT '',
 		PRIMARY KEY (decision_id, seq)
 	);`,
+	migrationGate, // store_gate.go
 }
 
 func (s *SQLiteStore) migrate() error {

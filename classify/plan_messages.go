@@ -1,0 +1,25 @@
+package classify
+
+// Fixed messages of acpmux's plan-mode gate for tool calls that are not
+// shell commands, and of its policy and circuit breaker. Like the messages
+// in messages.go they are fixed so that hosts, agents and tests can match
+// them; docs/plan-mode.md lists them all.
+const (
+	// EditBlockMessage is the reason given when plan mode blocks an edit,
+	// delete or move tool call (ACP tool kinds edit, delete, move).
+	EditBlockMessage = "Plan mode blocked this file change because edits, deletes and moves are not allowed while Plan mode is active. Do not retry it through shell commands or other tools; continue read-only investigation and include the change in the plan."
+
+	// ReadOnlyAskWarning is the warning shown with the exact one-off prompt
+	// for a read-only shell command that a user policy rule turned into ask.
+	ReadOnlyAskWarning = "A policy rule asks before this read-only shell command runs in Plan mode. Approval applies only to this exact invocation once, and Plan mode will remain active."
+
+	// PolicyDenyMessage is the reason given when an acpmux policy rule
+	// denies a tool call (including an ask downgraded to deny for a read,
+	// search, fetch, think or interactive call).
+	PolicyDenyMessage = "acpmux policy denied this tool call. Do not retry it through wrappers or other tools."
+
+	// BreakerMessage is the reason given when the circuit breaker stopped
+	// the prompt turn after repeated denials; every further permission
+	// request of that turn is denied.
+	BreakerMessage = "acpmux stopped this prompt turn after repeated denied tool calls. Do not retry the denied actions; wait for the user's next prompt."
+)

@@ -1,0 +1,146 @@
+package confirm
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// PlanItem is the audit row of one permission request (seed 000, "Plan
+// construction and policy evaluation" and "Snapshot rationale"): the
+// snapshot fields as they were when it was decided, written once when the
+// decision closes and never changed afterwards (the store refuses UPDATE
+// and DELETE on plan_items). JSON in camelCase, as served by GET
+// /v1/sessions/{sessionId}/plan-items and printed by acpmux audit --json.
+type PlanItem struct {
+	ID         string    `json:"id"` // the decision id
+	SessionID  string    `json:"sessionId"`
+	ToolCallID string    `json:"toolCallId"`
+	Kind       string    `json:"kind"`
+	Title      string    `json:"title"`
+	Command    string    `json:"command,omitempty"`
+	Class      string    `json:"class,omitempty"`
+	Reasons    []string  `json:"reasons,omitempty"`
+	Preview    string    `json:"preview,omitempty"` // from diff content
+	Mode       Mode      `json:"mode"`
+	Route      string    `json:"route"`
+	Policy     string    `json:"policy"`   // the policy verdict: allow, ask, deny, "" (no rule)
+	Decision   string    `json:"decision"` // what the agent got: allow or deny
+	DecidedBy  string    `json:"decidedBy"`
+	Downgraded bool      `json:"downgraded,omitempty"` // an ask downgraded to deny (data source or interactive)
+	OptionID   string    `json:"optionId,omitempty"`   // the option the agent received, "" for cancelled
+	Scope      string    `json:"scope,omitempty"`
+	Status     Status    `json:"status"`
+	Reason     string    `json:"reason"`
+	Message    string    `json:"message,omitempty"`
+	Producer   string    `json:"producer,omitempty"` // host that owns the session
+	Agent      string    `json:"agent,omitempty"`
+	CreatedAt  time.Time `json:"createdAt"`
+	DecidedAt  time.Time `json:"decidedAt"`
+}
+
+// maxMemoryItems bounds the audit rows kept in memory without a store.
+const maxMemoryItems = 10000
+
+// afterClose runs the gate's work once d closed as res: the audit row, the
+// circuit breaker, the answer's scope, and leaving plan mode when a human
+// approved a switch_mode request.
+func (b *Broker) afterClose(d *Decision, t Transition, res Resolution) {
+	item := b.planItem(d, t, res)
+	b.recordItem(item)
+	if t.Status == StatusAnswered && t.Reason == ReasonAnswered {
+		b.remember(d, t.Answer, t.By)
+	}
+	b.countOutcome(d.snap.SessionID, item.Decision != DecisionAllow, res.Reason)
+	if g := d.snap.Gate; g != nil && kindOf(&d.snap) == "switch_mode" && item.Decision == DecisionAllow &&
+		t.Reason == ReasonAnswered && g.Mode == ModePlan && res.OptionID != "plan" {
+		b.SetMode(d.snap.SessionID, ModeDefault, fmt.Sprintf("host %s approved switch_mode (optionId %q) of decision %s", t.By, res.OptionID, d.id))
+	}
+}
+
+// planItem builds the audit row of d closed by t.
+func (b *Broker) planItem(d *Decision, t Transition, res Resolution) PlanItem {
+	s := &d.snap
+	it := PlanItem{ID: d.id, SessionID: s.SessionID, ToolCallID: s.ToolCall.ToolCallID, Kind: kindOf(s),
+		Title: s.Title, Command: s.Command, Preview: preview(s.ToolCall.Content), Status: res.Status,
+		Reason: res.Reason, OptionID: res.OptionID, Decision: DecisionDeny, DecidedBy: decidedBy(s, t),
+		Message: gateMessage(s, t), CreatedAt: d.created, DecidedAt: res.At}
+	if s.Classification != nil {
+		it.Class, it.Reasons = s.Classification.Class, s.Classification.Reasons
+	}
+	if g := s.Gate; g != nil {
+		it.Mode, it.Route, it.Policy, it.Downgraded, it.Producer, it.Agent = g.Mode, g.Route, g.Policy, g.Downgraded, g.Producer, g.Agent
+	}
+	for _, o := range s.Options {
+		if o.OptionID == res.OptionID && mayApprove(o) {
+			it.Decision = DecisionAllow
+		}
+	}
+	if t.Answer != nil {
+		it.Scope = t.Answer.Scope
+	}
+	return it
+}
+
+// preview renders the diff content of a tool call as a short unified-style
+// text (at most 4 KiB): "--- path" / "+++ path" then -old and +new lines.
+func preview(content []byte) string {
+	var b strings.Builder
+	for _, df := range diffsOf(content) {
+		fmt.Fprintf(&b, "--- %s\n+++ %s\n", df.Path, df.Path)
+		if df.OldText != nil {
+			for _, l := range strings.Split(*df.OldText, "\n") {
+				b.WriteString("-" + l + "\n")
+			}
+		}
+		for _, l := range strings.Split(df.NewText, "\n") {
+			b.WriteString("+" + l + "\n")
+		}
+	}
+	out := b.String()
+	if len(out) > 4096 {
+		out = out[:4096] + "…"
+	}
+	return out
+}
+
+// recordItem writes the audit row to the store, or keeps it in memory.
+func (b *Broker) recordItem(it PlanItem) {
+	if as, ok := b.store.(GateStore); ok {
+		if err := as.InsertPlanItem(context.Background(), it); err != nil {
+			b.log.Warn("confirm: cannot store plan item", "decision", it.ID, "err", err)
+		}
+		return
+	}
+	b.g.mu.Lock()
+	defer b.g.mu.Unlock()
+	b.g.items = append(b.g.items, it)
+	if len(b.g.items) > maxMemoryItems {
+		b.g.items = b.g.items[1:]
+	}
+}
+
+// PlanItems returns the audit rows of sessionID (every session when ""),
+// oldest first, at most limit (0 means 1000), from the store or from
+// memory. An error comes only from the store.
+func (b *Broker) PlanItems(ctx context.Context, sessionID string, limit int) ([]PlanItem, error) {
+	if limit <= 0 {
+		limit = maxListed
+	}
+	if as, ok := b.store.(GateStore); ok {
+		return as.PlanItems(ctx, sessionID, limit)
+	}
+	b.g.mu.Lock()
+	defer b.g.mu.Unlock()
+	out := []PlanItem{}
+	for _, it := range b.g.items {
+		if sessionID == "" || it.SessionID == sessionID {
+			out = append(out, it)
+		}
+	}
+	if len(out) > limit {
+		out = out[len(out)-limit:]
+	}
+	return out, nil
+}

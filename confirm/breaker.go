@@ -1,0 +1,93 @@
+package confirm
+
+import (
+	"fmt"
+	"time"
+)
+
+// Defaults of the circuit breaker (seed 000, "Circuit breaker on repeated
+// denials"): 5 consecutive denials, or 10 within 2 minutes, in a session.
+const (
+	DefaultBreakerConsecutive = 5
+	DefaultBreakerWindowMax   = 10
+	DefaultBreakerWindow      = 2 * time.Minute
+)
+
+// Breaker configures the circuit breaker. Zero fields take the defaults; a
+// negative count turns that trigger off.
+type Breaker struct {
+	Consecutive int           // denials in a row that trip it
+	WindowMax   int           // denials within Window that trip it
+	Window      time.Duration // the sliding window
+}
+
+func (c Breaker) withDefaults() Breaker {
+	if c.Consecutive == 0 {
+		c.Consecutive = DefaultBreakerConsecutive
+	}
+	if c.WindowMax == 0 {
+		c.WindowMax = DefaultBreakerWindowMax
+	}
+	if c.Window <= 0 {
+		c.Window = DefaultBreakerWindow
+	}
+	return c
+}
+
+// breakerState counts one session's denials in the current prompt turn.
+// Guarded by gate.mu.
+type breakerState struct {
+	consecutive int
+	times       []time.Time
+	tripped     bool
+}
+
+// countOutcome feeds one closed decision of sessionID into the breaker:
+// denied is whether the agent got no approval. When it trips, the turn is
+// cancelled through Options.CancelTurn. Closings that ended the turn
+// anyway (session/cancel, agent exit) are not counted.
+func (b *Broker) countOutcome(sessionID string, denied bool, reason string) {
+	if b.opts.CancelTurn == nil || turnEnded[reason] || reason == ReasonBreaker {
+		return
+	}
+	cfg := b.opts.Breaker.withDefaults()
+	now := b.now()
+	b.g.mu.Lock()
+	st := &b.gateSessionLocked(sessionID).breaker
+	if st.tripped {
+		b.g.mu.Unlock()
+		return
+	}
+	if !denied {
+		st.consecutive = 0
+		b.g.mu.Unlock()
+		return
+	}
+	st.consecutive++
+	keep := st.times[:0]
+	for _, t := range st.times {
+		if now.Sub(t) < cfg.Window {
+			keep = append(keep, t)
+		}
+	}
+	st.times = append(keep, now)
+	var why string
+	switch {
+	case cfg.Consecutive > 0 && st.consecutive >= cfg.Consecutive:
+		why = fmt.Sprintf("%d consecutive denials", st.consecutive)
+	case cfg.WindowMax > 0 && len(st.times) >= cfg.WindowMax:
+		why = fmt.Sprintf("%d denials within %v", len(st.times), cfg.Window)
+	}
+	st.tripped = why != ""
+	b.g.mu.Unlock()
+	if why == "" {
+		return
+	}
+	b.log.Warn("confirm: circuit breaker tripped; cancelling the prompt turn", "session", sessionID, "why", why)
+	if b.opts.CancelTurn != nil {
+		b.opts.CancelTurn(sessionID, "acpmux circuit breaker: "+why+". "+BreakerNotice)
+	}
+}
+
+// BreakerNotice is the text hosts are told when the breaker cancels a turn.
+const BreakerNotice = "The prompt turn was cancelled; every further permission request of this turn is denied. The breaker resets on the next prompt."

@@ -1,0 +1,158 @@
+package confirm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Mode is the gate mode of a session: ModeDefault or ModePlan. It is
+// acpmux's own view, separate from the agent's mode ids (ACP "Session
+// Modes"): the bridge engages the gate when a host or the agent selects the
+// agent's plan mode. See docs/plan-mode.md.
+type Mode string
+
+// The gate modes.
+const (
+	ModeDefault Mode = "default" // policy rules, remembered verdicts and the agent's own prompts
+	ModePlan    Mode = "plan"    // plan-mode routing (DESIGN.md, "Plan-mode routing for shell commands")
+)
+
+// ParseMode returns the Mode named s ("default" or "plan"); anything else is
+// an error naming s.
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case ModeDefault, ModePlan:
+		return Mode(s), nil
+	}
+	return "", fmt.Errorf("unknown gate mode %q (want plan or default)", s)
+}
+
+// ErrModeLocked is returned by SetMode when Options.LockMode keeps the gate
+// where Options.Mode put it.
+var ErrModeLocked = errors.New("gate mode is locked (--lock-mode)")
+
+// gate is the broker's plan-mode and policy state. Its mutex is taken after
+// Broker.mu when both are needed, never the other way round.
+type gate struct {
+	mu        sync.Mutex // guards the fields below
+	sessions  map[string]*gateSession
+	policy    *Policy
+	policyRev uint64
+	always    map[string]StoredRule // remembered ALWAYS verdicts by key
+	loaded    bool                  // always was read from the store
+	items     []PlanItem            // audit rows when there is no store (bounded)
+}
+
+// gateSession is the gate state of one session. Guarded by gate.mu.
+type gateSession struct {
+	mode     Mode
+	revision uint64
+	remember map[string]string // SESSION verdicts: key → "allow" | "deny"
+	breaker  breakerState
+}
+
+// gateSession returns the gate state of session id, creating it in
+// Options.Mode. g.mu must be held.
+func (b *Broker) gateSessionLocked(id string) *gateSession {
+	gs := b.g.sessions[id]
+	if gs == nil {
+		m := b.opts.Mode
+		if m == "" {
+			m = ModeDefault
+		}
+		gs = &gateSession{mode: m, remember: map[string]string{}}
+		b.g.sessions[id] = gs
+	}
+	return gs
+}
+
+// GateMode returns the gate mode of session sessionID and its revision,
+// which starts at 0 and increases on every change. Safe for concurrent use.
+func (b *Broker) GateMode(sessionID string) (Mode, uint64) {
+	b.g.mu.Lock()
+	defer b.g.mu.Unlock()
+	gs := b.gateSessionLocked(sessionID)
+	return gs.mode, gs.revision
+}
+
+// SetMode sets the gate mode of session sessionID to m because of by (a
+// human act: a host's session/set_mode, or a human's approval of a
+// switch_mode request), journalled in the log and the store. When the mode
+// changes, its revision increases and every open decision of the session
+// fails closed as stale (an approval given under the old mode must not
+// run). It returns the new revision; ErrModeLocked when Options.LockMode is
+// set and m differs from the current mode.
+func (b *Broker) SetMode(sessionID string, m Mode, by string) (uint64, error) {
+	if _, err := ParseMode(string(m)); err != nil {
+		return 0, err
+	}
+	b.g.mu.Lock()
+	gs := b.gateSessionLocked(sessionID)
+	if gs.mode == m {
+		rev := gs.revision
+		b.g.mu.Unlock()
+		return rev, nil
+	}
+	if b.opts.LockMode {
+		cur := gs.mode
+		b.g.mu.Unlock()
+		b.log.Warn("confirm: gate mode change refused: the mode is locked", "session", sessionID, "mode", cur, "wanted", m, "by", by)
+		return 0, ErrModeLocked
+	}
+	gs.mode = m
+	gs.revision++
+	rev := gs.revision
+	b.g.mu.Unlock()
+	b.log.Info("confirm: gate mode changed", "session", sessionID, "mode", m, "revision", rev, "by", by)
+	if ms, ok := b.store.(GateStore); ok {
+		ev := ModeEvent{SessionID: sessionID, At: b.now().UTC(), Mode: m, Revision: rev, By: by}
+		if err := ms.InsertModeEvent(context.Background(), ev); err != nil {
+			b.log.Warn("confirm: cannot store gate mode change", "session", sessionID, "err", err)
+		}
+	}
+	b.staleSession(sessionID, fmt.Sprintf("gate mode changed to %s (revision %d) by %s", m, rev, by))
+	return rev, nil
+}
+
+// EngagePlan engages plan mode for session sessionID because the agent
+// itself reported its plan mode (current_mode_update, or the mode of a new
+// session). The agent can engage the gate but never leave it: only SetMode
+// leaves. It reports whether the mode changed. A locked gate is not changed.
+func (b *Broker) EngagePlan(sessionID, by string) bool {
+	b.g.mu.Lock()
+	gs := b.gateSessionLocked(sessionID)
+	mode := gs.mode
+	b.g.mu.Unlock()
+	if mode == ModePlan || b.opts.LockMode {
+		return false
+	}
+	_, err := b.SetMode(sessionID, ModePlan, by)
+	return err == nil
+}
+
+// PromptStarted reports that a host sent session/prompt for sessionID: the
+// circuit breaker of the session resets (docs/policy.md, "Circuit breaker").
+func (b *Broker) PromptStarted(sessionID string) {
+	b.g.mu.Lock()
+	defer b.g.mu.Unlock()
+	b.gateSessionLocked(sessionID).breaker = breakerState{}
+}
+
+// staleSession fails every open decision of sessionID closed as stale.
+func (b *Broker) staleSession(sessionID, why string) {
+	for _, d := range b.openDecisions(sessionID) {
+		b.close(d, StatusCancelled, ReasonStale, "stale: "+why)
+	}
+}
+
+// ModeEvent is one gate mode change, kept in the store's mode_events table.
+type ModeEvent struct {
+	SessionID string    `json:"sessionId"`
+	At        time.Time `json:"at"`
+	Mode      Mode      `json:"mode"`
+	Revision  uint64    `json:"revision"`
+	By        string    `json:"by"`
+}

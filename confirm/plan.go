@@ -1,0 +1,488 @@
+package confirm
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/acpmux/acpmux/acp"
+	fixed "github.com/acpmux/acpmux/classify"
+)
+
+// Routes a permission request can take through the gate (GateInfo.Route;
+// docs/plan-mode.md).
+const (
+	RouteAllow     = "allow"      // answered at once with an offered allow_once option; no host sees it
+	RouteDeny      = "deny"       // answered at once with the reject option; no host sees it
+	RoutePlanBlock = "plan_block" // plan mode blocked a write or an edit; no host sees it
+	RouteOneOff    = "one_off"    // exact one-off prompt: only allow_once and reject_once are offered
+	RouteAsk       = "ask"        // the agent's own prompt, to every eligible host
+)
+
+// Reasons of decisions the gate closed without a host.
+const (
+	ReasonPolicyAllow = "policy_allow"    // a rule (or builtin:plan-read-only, or a remembered verdict) allowed it
+	ReasonPolicyDeny  = "policy_deny"     // a rule (or a remembered verdict) denied it
+	ReasonPlanBlock   = "plan_block"      // plan mode blocked a write or an edit
+	ReasonBreaker     = "circuit_breaker" // the circuit breaker stopped the turn
+)
+
+// Built-in decidedBy names.
+const (
+	BuiltinPlanReadOnly  = "builtin:plan-read-only"  // read-only shell commands run in plan mode
+	BuiltinPlanBlock     = "builtin:plan-block"      // writes, edits, deletes and moves are blocked in plan mode
+	BuiltinPlanOneOff    = "builtin:plan-one-off"    // unknown shell commands ask an exact one-off prompt
+	BuiltinSwitchMode    = "builtin:switch-mode"     // leaving plan mode always asks a human
+	BuiltinDataSource    = "builtin:data-source"     // read/search/fetch/think/interactive precheck passed
+	BuiltinBreaker       = "builtin:circuit-breaker" // the breaker tripped in this turn
+	DecidedByDefaultAsk  = "default:ask"             // no rule matched: the agent's prompt goes to the hosts
+	decidedByRulePrefix  = "rule:"
+	decidedByHostPrefix  = "host:"
+	decidedBySessionPref = "session:"
+	decidedByAlwaysPref  = "always:"
+)
+
+// GateInfo records how the gate routed a request; it is part of the
+// immutable snapshot (JSON "gate").
+type GateInfo struct {
+	Mode           Mode   `json:"mode"`           // gate mode when the request arrived
+	ModeRevision   uint64 `json:"modeRevision"`   // its revision
+	PolicyRevision uint64 `json:"policyRevision"` // revision of the policy rules
+	Route          string `json:"route"`          // one of the Route constants
+	Policy         string `json:"policy"`         // the policy verdict: allow, ask, deny; "" when no rule matched
+	DecidedBy      string `json:"decidedBy"`      // rule:NAME, a builtin:..., session:/always: verdict, default:ask
+	Downgraded     bool   `json:"downgraded,omitempty"`
+	Message        string `json:"message,omitempty"` // fixed message for the agent when the gate decided
+	Agent          string `json:"agent,omitempty"`
+	Producer       string `json:"producer,omitempty"` // host that owns the session
+	Key            string `json:"key"`                // the remember key (agent, kind, command or title)
+}
+
+// shellCommand returns the shell command of a tool call: rawInput.command
+// (a string or an argv array, see commandOf), else, for kind "execute", the
+// title (Gemini CLI sends no rawInput; its title is the command).
+func shellCommand(tc acp.ToolCallUpdate) string {
+	if c := commandOf(tc.RawInput); c != "" {
+		return c
+	}
+	if tc.Kind != nil && *tc.Kind == "execute" && tc.Title != nil {
+		return *tc.Title
+	}
+	return ""
+}
+
+// kindOf returns the tool kind of s, "other" when absent.
+func kindOf(s *Snapshot) string {
+	if s.ToolCall.Kind == nil || *s.ToolCall.Kind == "" {
+		return "other"
+	}
+	return *s.ToolCall.Kind
+}
+
+// itemOf builds the policy item of s under mode.
+func (b *Broker) itemOf(s *Snapshot, mode Mode) Item {
+	it := Item{Kind: kindOf(s), Command: s.Command, Title: s.Title, Mode: mode, Agent: b.opts.Agent, Paths: pathsOf(s.ToolCall)}
+	if s.Command != "" {
+		it.Class = "unknown"
+		if s.Classification != nil && s.Classification.Class != "" {
+			it.Class = s.Classification.Class
+		}
+	}
+	return it
+}
+
+// pathsOf returns locations[].path and the paths of diff content.
+func pathsOf(tc acp.ToolCallUpdate) []string {
+	var out []string
+	var locs []struct {
+		Path string `json:"path"`
+	}
+	if json.Unmarshal(tc.Locations, &locs) == nil {
+		for _, l := range locs {
+			if l.Path != "" {
+				out = append(out, l.Path)
+			}
+		}
+	}
+	for _, c := range diffsOf(tc.Content) {
+		out = append(out, c.Path)
+	}
+	return out
+}
+
+type diffBlock struct {
+	Type    string  `json:"type"`
+	Path    string  `json:"path"`
+	OldText *string `json:"oldText"`
+	NewText string  `json:"newText"`
+}
+
+func diffsOf(content json.RawMessage) []diffBlock {
+	var blocks []diffBlock
+	if json.Unmarshal(content, &blocks) != nil {
+		return nil
+	}
+	out := blocks[:0]
+	for _, c := range blocks {
+		if c.Type == "diff" && c.Path != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// dataSource reports whether s is a read, search, fetch, think or
+// interactive item: its policy precheck allows or denies, never asks.
+func dataSource(s *Snapshot) bool {
+	switch kindOf(s) {
+	case "read", "search", "fetch", "think":
+		return true
+	}
+	return interactive(s.Request)
+}
+
+// interactive reports whether the request is an ask-the-user tool call:
+// toolCall._meta.claudeCode.toolName or toolCall._meta.toolName is
+// AskUserQuestion (Claude) or ask_user (Gemini, Qwen).
+func interactive(params json.RawMessage) bool {
+	meta := acp.MemberBytes(acp.MemberBytes(params, "toolCall"), "_meta")
+	if meta == nil {
+		return false
+	}
+	name := acp.MemberString(acp.MemberBytes(meta, "claudeCode"), "toolName")
+	if name == "" {
+		name = acp.MemberString(meta, "toolName")
+	}
+	switch name {
+	case "AskUserQuestion", "ask_user", "ask_user_question":
+		return true
+	}
+	return false
+}
+
+// routeSnapshot decides the route of a new decision's snapshot and applies
+// it: for an exact one-off prompt the options are cut to allow_once and
+// reject_once and the seed-001 warning goes first. It runs once, before the
+// decision opens.
+func (b *Broker) routeSnapshot(s *Snapshot, producer string) {
+	b.loadAlways()
+	b.g.mu.Lock()
+	gs := b.gateSessionLocked(s.SessionID)
+	g := &GateInfo{Mode: gs.mode, ModeRevision: gs.revision, PolicyRevision: b.g.policyRev, Agent: b.opts.Agent, Producer: producer}
+	pol, tripped := b.g.policy, gs.breaker.tripped
+	it := b.itemOf(s, gs.mode)
+	g.Key = rememberKey(it)
+	remembered, by := gs.remember[g.Key], decidedBySessionPref+g.Key
+	if remembered == "" {
+		if r, ok := b.g.always[g.Key]; ok {
+			remembered, by = r.Decision, decidedByAlwaysPref+r.DecisionID
+		}
+	}
+	b.g.mu.Unlock()
+	v := pol.Evaluate(it)
+	g.Policy = v.Decision
+	route(g, s, it, v, tripped, remembered, by)
+	if s.ModeRevision == 0 {
+		s.ModeRevision = g.ModeRevision
+	}
+	s.Gate = g
+	if g.Route == RouteOneOff {
+		oneOff(s, it.Class)
+	}
+	if kindOf(s) == "switch_mode" && g.Route == RouteAsk && g.Mode == ModePlan {
+		s.Warnings = append([]string{fixed.ExitPlanModeMessage}, s.Warnings...)
+	}
+	s.DisplayedText = displayedText(s)
+	s.DisplayedTextSHA256 = sha256Hex([]byte(s.DisplayedText))
+}
+
+// route is the routing table of DESIGN.md ("Plan-mode routing for shell
+// commands") and docs/plan-mode.md, in order: policy deny beats everything;
+// switch_mode always goes to a human; the circuit breaker; plan-mode shell
+// routing; plan-mode edits; the data-source precheck; policy allow; a
+// remembered verdict; ask.
+func route(g *GateInfo, s *Snapshot, it Item, v Verdict, tripped bool, remembered, rememberedBy string) {
+	rule := decidedByRulePrefix + v.Rule
+	set := func(r, by, msg string) { g.Route, g.DecidedBy, g.Message = r, by, msg }
+	plan := g.Mode == ModePlan
+	switch {
+	case v.Decision == DecisionDeny:
+		set(RouteDeny, rule, fixed.PolicyDenyMessage)
+	case it.Kind == "switch_mode":
+		set(RouteAsk, BuiltinSwitchMode, "")
+	case tripped:
+		set(RouteDeny, BuiltinBreaker, fixed.BreakerMessage)
+	case plan && s.Command != "":
+		planShell(g, it.Class, v, rule)
+	case plan && (it.Kind == "edit" || it.Kind == "delete" || it.Kind == "move"):
+		set(RoutePlanBlock, BuiltinPlanBlock, fixed.EditBlockMessage)
+	case dataSource(s) && v.Decision == DecisionAsk:
+		set(RouteDeny, rule, fixed.PolicyDenyMessage)
+		g.Downgraded = true
+	case v.Decision == DecisionAllow:
+		set(RouteAllow, rule, "")
+	case remembered == DecisionAllow:
+		set(RouteAllow, rememberedBy, "")
+	case remembered == DecisionDeny:
+		set(RouteDeny, rememberedBy, fixed.PolicyDenyMessage)
+	case dataSource(s):
+		set(RouteAsk, BuiltinDataSource, "")
+	case v.Decision == DecisionAsk:
+		set(RouteAsk, rule, "")
+	default:
+		set(RouteAsk, DecidedByDefaultAsk, "")
+	}
+}
+
+// planShell routes a shell command in plan mode; v is not deny.
+func planShell(g *GateInfo, class string, v Verdict, rule string) {
+	switch {
+	case class == "write":
+		g.Route, g.DecidedBy, g.Message = RoutePlanBlock, BuiltinPlanBlock, fixed.WriteBlockMessage
+	case class == "read-only" && v.Decision == DecisionAllow:
+		g.Route, g.DecidedBy, g.Message = RouteAllow, rule, fixed.ReadOnlyAllowMessage
+	case class == "read-only" && v.Decision == DecisionAsk:
+		g.Route, g.DecidedBy = RouteOneOff, rule
+	case class == "read-only":
+		g.Route, g.DecidedBy, g.Message = RouteAllow, BuiltinPlanReadOnly, fixed.ReadOnlyAllowMessage
+	case v.Decision != "":
+		g.Route, g.DecidedBy = RouteOneOff, rule
+	default:
+		g.Route, g.DecidedBy = RouteOneOff, BuiltinPlanOneOff
+	}
+}
+
+// oneOff turns s into an exact one-off prompt: only allow_once and
+// reject_once options stay (every persistent option is hidden), and the
+// seed-001 warning is the first warning.
+func oneOff(s *Snapshot, class string) {
+	kept := make([]acp.PermissionOption, 0, len(s.Options))
+	for _, o := range s.Options {
+		if o.Kind == acp.AllowOnce || o.Kind == acp.RejectOnce {
+			kept = append(kept, o)
+		}
+	}
+	s.Options = kept
+	w := fixed.UnknownWarning
+	if class == "read-only" {
+		w = fixed.ReadOnlyAskWarning
+	}
+	rest := make([]string, 0, len(s.Warnings))
+	for _, x := range s.Warnings {
+		if x != WarningUnknownCommand {
+			rest = append(rest, x)
+		}
+	}
+	s.Warnings = append([]string{w}, rest...)
+}
+
+// OneOff reports whether the decision is an exact one-off prompt: hosts are
+// offered only Options() (allow_once and reject_once), must show the first
+// warning first, and persistent scopes are refused.
+func (d *Decision) OneOff() bool { return d.snap.Gate != nil && d.snap.Gate.Route == RouteOneOff }
+
+// firstAllowOnce returns the first offered allow_once option id, or "".
+func firstAllowOnce(opts []acp.PermissionOption) string {
+	for _, o := range opts {
+		if o.Kind == acp.AllowOnce {
+			return o.OptionID
+		}
+	}
+	return ""
+}
+
+// decideByGate closes d at once when the gate decided it without a host:
+// allow, deny, plan block, or an exact one-off prompt with no host to show
+// it (the plan-safe refusal). It reports whether d needs no presentation.
+func (b *Broker) decideByGate(d *Decision, hosts int) bool {
+	g := d.snap.Gate
+	if g == nil {
+		return false
+	}
+	switch g.Route {
+	case RouteAllow:
+		opt := firstAllowOnce(d.snap.Options)
+		if opt == "" {
+			return false // nothing to answer with but a persistent grant: ask the hosts
+		}
+		b.decide(d, Transition{Status: StatusAnswered, Answer: &Answer{OptionID: opt}, By: g.DecidedBy, Reason: ReasonPolicyAllow}, msgOr(g.Message, opt))
+	case RouteDeny:
+		reason := ReasonPolicyDeny
+		if g.DecidedBy == BuiltinBreaker {
+			reason = ReasonBreaker
+		}
+		b.decide(d, Transition{Status: StatusCancelled, By: g.DecidedBy, Reason: reason}, g.Message)
+	case RoutePlanBlock:
+		b.decide(d, Transition{Status: StatusCancelled, By: g.DecidedBy, Reason: ReasonPlanBlock}, g.Message)
+	case RouteOneOff:
+		if hosts > 0 && firstAllowOnce(d.snap.Options) != "" {
+			return false
+		}
+		b.decide(d, Transition{Status: StatusCancelled, Reason: ReasonNoEligibleHost}, fixed.NoApprovalMessage)
+	default:
+		return false
+	}
+	return true
+}
+
+func msgOr(msg, alt string) string {
+	if msg != "" {
+		return msg
+	}
+	return alt
+}
+
+// decide takes the claim of open decision d and commits t.
+func (b *Broker) decide(d *Decision, t Transition, detail string) {
+	<-d.ready
+	d.mu.Lock()
+	if d.status.Closed() || d.claiming {
+		d.mu.Unlock()
+		return
+	}
+	d.claiming = true
+	d.mu.Unlock()
+	b.commit(d, t, detail, true)
+}
+
+// gateMessage returns the fixed message the agent and the journal get for
+// d's snapshot s closed by t, or "".
+func gateMessage(s *Snapshot, t Transition) string {
+	g := s.Gate
+	if g == nil {
+		return ""
+	}
+	switch t.Reason {
+	case ReasonPolicyAllow, ReasonPolicyDeny, ReasonPlanBlock, ReasonBreaker:
+		return g.Message
+	case ReasonStale:
+		if g.Route == RouteOneOff || g.Mode == ModePlan {
+			return fixed.StaleApprovalMessage
+		}
+	case ReasonNoEligibleHost, ReasonTimeout:
+		if g.Route == RouteOneOff {
+			return fixed.NoApprovalMessage
+		}
+	}
+	return ""
+}
+
+// gateResult builds the agent's result for s closed by t: buildResult plus,
+// when the gate has a message, _meta.acpmux {message, decidedBy, route}.
+func gateResult(s *Snapshot, t Transition, optionID, text string) json.RawMessage {
+	msg := gateMessage(s, t)
+	if msg == "" {
+		return buildResult(optionID, text)
+	}
+	resp := acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Outcome: acp.OutcomeCancelled}}
+	if optionID != "" {
+		resp.Outcome = acp.RequestPermissionOutcome{Outcome: acp.OutcomeSelected, OptionID: optionID}
+	}
+	m := map[string]string{"message": msg, "route": s.Gate.Route, "decidedBy": decidedBy(s, t)}
+	if text != "" {
+		m["text"] = text
+	}
+	resp.Meta, _ = json.Marshal(map[string]any{"acpmux": m})
+	out, err := json.Marshal(resp)
+	if err != nil {
+		panic("confirm: marshal result: " + err.Error()) // only strings: cannot fail
+	}
+	return out
+}
+
+// decidedBy names who decided s's outcome t: the rule or builtin for the
+// gate's own decisions, host:ID for a host's answer, acpmux:REASON else.
+func decidedBy(s *Snapshot, t Transition) string {
+	switch t.Reason {
+	case ReasonPolicyAllow, ReasonPolicyDeny, ReasonPlanBlock, ReasonBreaker:
+		if s.Gate != nil {
+			return s.Gate.DecidedBy
+		}
+	case ReasonAnswered:
+		return decidedByHostPrefix + t.By
+	}
+	return "acpmux:" + t.Reason
+}
+
+// revalidateGate checks that an approval of d still matches the gate: the
+// same mode and mode revision, and no current policy rule denies it
+// (seed 001, "Validation requires"). Arguments are checked as they change
+// (argsChanged).
+func (b *Broker) revalidateGate(d *Decision) error {
+	g := d.snap.Gate
+	if g == nil {
+		return nil
+	}
+	b.g.mu.Lock()
+	gs := b.gateSessionLocked(d.snap.SessionID)
+	mode, rev, pol := gs.mode, gs.revision, b.g.policy
+	b.g.mu.Unlock()
+	if mode != g.Mode || rev != g.ModeRevision {
+		return fmt.Errorf("gate mode is %s (revision %d); the request was asked under %s (revision %d)", mode, rev, g.Mode, g.ModeRevision)
+	}
+	if v := pol.Evaluate(b.itemOf(&d.snap, mode)); v.Decision == DecisionDeny {
+		return fmt.Errorf("policy rule %q now denies it", v.Rule)
+	}
+	b.mu.Lock()
+	cwd := ""
+	if s := b.sessions[d.snap.SessionID]; s != nil {
+		cwd = s.cwd
+	}
+	b.mu.Unlock()
+	if d.snap.Cwd != "" && cwd != "" && cwd != d.snap.Cwd {
+		return fmt.Errorf("working directory is %q; the request was asked in %q", cwd, d.snap.Cwd)
+	}
+	return nil
+}
+
+// argsChanged fails closed, as stale, every open decision of sessionID for
+// the tool call of update whose arguments (command, rawInput.cwd, or the
+// whole rawInput when there is no command) differ from its snapshot.
+func (b *Broker) argsChanged(sessionID string, update json.RawMessage) {
+	var u acp.ToolCallUpdate
+	if json.Unmarshal(update, &u) != nil || u.ToolCallID == "" || len(u.RawInput) == 0 {
+		return
+	}
+	for _, d := range b.openDecisions(sessionID) {
+		<-d.ready
+		if d.snap.ToolCall.ToolCallID != u.ToolCallID {
+			continue
+		}
+		if err := differ(&d.snap, u.RawInput); err != nil {
+			b.close(d, StatusCancelled, ReasonStale, "stale: "+err.Error())
+		}
+	}
+}
+
+var errArgs = errors.New("the tool call's arguments changed while the prompt was open")
+
+// differ reports how rawInput differs from the snapshot's arguments.
+func differ(s *Snapshot, rawInput json.RawMessage) error {
+	cmd := commandOf(rawInput)
+	if s.Command != "" && cmd != "" && cmd != s.Command {
+		return fmt.Errorf("%w: command %q, asked for %q", errArgs, cmd, s.Command)
+	}
+	old, cur := acp.MemberString(s.ToolCall.RawInput, "cwd"), acp.MemberString(rawInput, "cwd")
+	if old != cur && cur != "" {
+		return fmt.Errorf("%w: cwd %q, asked in %q", errArgs, cur, old)
+	}
+	if s.Command == "" && !jsonEqual(s.ToolCall.RawInput, rawInput) && !emptyObject(rawInput) {
+		return errArgs
+	}
+	return nil
+}
+
+func emptyObject(raw json.RawMessage) bool {
+	return strings.TrimSpace(string(raw)) == "{}" || strings.TrimSpace(string(raw)) == "null"
+}
+
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return string(xa) == string(ya)
+}

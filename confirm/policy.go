@@ -1,0 +1,289 @@
+package confirm
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Policy decisions of a rule (docs/policy.md).
+const (
+	DecisionAllow = "allow"
+	DecisionAsk   = "ask"
+	DecisionDeny  = "deny"
+)
+
+// Rule is one [[rule]] table of a policy file. Every matcher is optional
+// and takes a string or an array of strings; a rule matches an item when
+// every matcher it has matches (an array matches when any element does).
+// Globs: "*" matches any run of characters and "?" one character; in Path,
+// "*" stops at "/" and "**" crosses it.
+type Rule struct {
+	Name     string  `toml:"name"`     // required, unique; recorded as decidedBy "rule:NAME"
+	Decision string  `toml:"decision"` // allow, ask or deny
+	Kind     strList `toml:"kind"`     // ACP tool kinds: read, edit, delete, move, search, execute, think, fetch, switch_mode, other
+	Command  strList `toml:"command"`  // globs over the shell command as acpmux parsed it
+	Title    strList `toml:"title"`    // globs over the tool call title
+	Class    strList `toml:"class"`    // read-only, write, unknown
+	Mode     strList `toml:"mode"`     // gate modes: plan, default
+	Path     strList `toml:"path"`     // globs over locations[].path and diff paths
+	Agent    strList `toml:"agent"`    // agent names (the agent command's base name)
+}
+
+// strList is a matcher value: a TOML string or array of strings.
+type strList []string
+
+// UnmarshalTOML implements toml.Unmarshaler.
+func (l *strList) UnmarshalTOML(v any) error {
+	switch x := v.(type) {
+	case string:
+		*l = strList{x}
+		return nil
+	case []any:
+		out := make(strList, 0, len(x))
+		for _, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				return fmt.Errorf("want strings, got %T", e)
+			}
+			out = append(out, s)
+		}
+		*l = out
+		return nil
+	}
+	return fmt.Errorf("want a string or an array of strings, got %T", v)
+}
+
+// Policy is a parsed policy file: its rules in file order. The zero value
+// (no rules) asks for everything. A Policy is immutable once parsed.
+type Policy struct {
+	Source string // the file it came from, for logs
+	Rules  []Rule
+}
+
+// ErrPolicy wraps every error of a malformed policy file.
+var ErrPolicy = errors.New("invalid policy")
+
+// LoadPolicy reads and parses the policy file path (TOML; docs/policy.md).
+// Errors wrap ErrPolicy and name the file, the rule and the line when known.
+func LoadPolicy(path string) (*Policy, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrPolicy, err)
+	}
+	p, err := ParsePolicy(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	p.Source = path
+	return p, nil
+}
+
+var (
+	validKinds   = set("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other")
+	validClasses = set("read-only", "write", "unknown")
+	validModes   = set(string(ModePlan), string(ModeDefault))
+)
+
+func set(xs ...string) map[string]bool {
+	m := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
+}
+
+// ParsePolicy parses policy TOML: only [[rule]] tables with the keys of
+// Rule. An unknown key, a missing or duplicate name, an unknown decision,
+// kind, class or mode, or a malformed glob is an error wrapping ErrPolicy.
+func ParsePolicy(data []byte) (*Policy, error) {
+	var f struct {
+		Rule []Rule `toml:"rule"`
+	}
+	md, err := toml.Decode(string(data), &f)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrPolicy, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return nil, fmt.Errorf("%w: unknown key %q", ErrPolicy, und[0].String())
+	}
+	names := map[string]bool{}
+	for i, r := range f.Rule {
+		if err := checkRule(r, names); err != nil {
+			return nil, fmt.Errorf("%w: rule %d (%q): %v", ErrPolicy, i+1, r.Name, err)
+		}
+	}
+	return &Policy{Rules: f.Rule}, nil
+}
+
+func checkRule(r Rule, names map[string]bool) error {
+	if r.Name == "" {
+		return errors.New("name is required")
+	}
+	if names[r.Name] {
+		return errors.New("duplicate name")
+	}
+	names[r.Name] = true
+	switch r.Decision {
+	case DecisionAllow, DecisionAsk, DecisionDeny:
+	default:
+		return fmt.Errorf("decision %q: want allow, ask or deny", r.Decision)
+	}
+	for _, c := range []struct {
+		key   string
+		vals  strList
+		valid map[string]bool
+	}{{"kind", r.Kind, validKinds}, {"class", r.Class, validClasses}, {"mode", r.Mode, validModes}} {
+		for _, v := range c.vals {
+			if !c.valid[v] {
+				return fmt.Errorf("%s %q is not known", c.key, v)
+			}
+		}
+	}
+	return nil
+}
+
+// Item is what a rule is matched against: one permission request as the
+// broker sees it.
+type Item struct {
+	Kind    string   // ACP tool kind ("other" when absent)
+	Command string   // the shell command, "" when none
+	Title   string   // the tool call title
+	Class   string   // read-only, write, unknown; "" when there is no command
+	Mode    Mode     // gate mode of the session
+	Paths   []string // locations[].path and diff paths
+	Agent   string   // Options.Agent
+}
+
+// Verdict is the outcome of a policy evaluation: Decision is allow, ask or
+// deny, or "" when no rule matched (which means ask); Rule names the rule
+// that decided, empty when none matched.
+type Verdict struct {
+	Decision string
+	Rule     string
+}
+
+// Evaluate matches it against every rule: deny beats ask beats allow; among
+// rules of the same decision the first in the file wins. No match gives a
+// zero Verdict (ask). A nil Policy has no rules. Safe for concurrent use.
+func (p *Policy) Evaluate(it Item) Verdict {
+	if p == nil {
+		return Verdict{}
+	}
+	rank := map[string]int{DecisionAllow: 1, DecisionAsk: 2, DecisionDeny: 3}
+	var best Verdict
+	for _, r := range p.Rules {
+		if rank[r.Decision] > rank[best.Decision] && r.matches(it) {
+			best = Verdict{Decision: r.Decision, Rule: r.Name}
+		}
+	}
+	return best
+}
+
+func (r Rule) matches(it Item) bool {
+	return anyEq(r.Kind, it.Kind) && anyGlob(r.Command, it.Command, false, it.Command != "") &&
+		anyGlob(r.Title, it.Title, false, true) && anyEq(r.Class, it.Class) && anyEq(r.Mode, string(it.Mode)) &&
+		anyPath(r.Path, it.Paths) && anyEq(r.Agent, it.Agent)
+}
+
+// anyEq reports whether l is empty (no matcher) or holds v.
+func anyEq(l strList, v string) bool {
+	if len(l) == 0 {
+		return true
+	}
+	for _, x := range l {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func anyGlob(l strList, v string, path, has bool) bool {
+	if len(l) == 0 {
+		return true
+	}
+	if !has {
+		return false
+	}
+	v = strings.TrimSpace(v)
+	for _, g := range l {
+		if glob(g, v, path) {
+			return true
+		}
+	}
+	return false
+}
+
+func anyPath(l strList, paths []string) bool {
+	if len(l) == 0 {
+		return true
+	}
+	for _, p := range paths {
+		if anyGlob(l, p, true, true) {
+			return true
+		}
+	}
+	return false
+}
+
+// glob matches s against pattern: "*" any run (not "/" when path is set),
+// "**" any run including "/", "?" one character, everything else literally.
+func glob(pattern, s string, path bool) bool {
+	p, t := []rune(pattern), []rune(s)
+	var match func(i, j int) bool
+	memo := map[[2]int]bool{}
+	match = func(i, j int) bool {
+		k := [2]int{i, j}
+		if v, ok := memo[k]; ok {
+			return v
+		}
+		var ok bool
+		switch {
+		case i == len(p):
+			ok = j == len(t)
+		case p[i] == '*':
+			star := i
+			for i < len(p) && p[i] == '*' {
+				i++
+			}
+			cross := !path || i-star >= 2
+			for n := j; n <= len(t); n++ {
+				if match(i, n) {
+					ok = true
+					break
+				}
+				if n < len(t) && !cross && t[n] == '/' {
+					break
+				}
+			}
+		case j < len(t) && (p[i] == '?' || p[i] == t[j]):
+			ok = match(i+1, j+1)
+		}
+		memo[k] = ok
+		return ok
+	}
+	return match(0, 0)
+}
+
+// SetPolicy replaces the broker's policy rules (the --policy file, reloaded
+// on SIGHUP) and increases the policy revision. A nil p removes every rule.
+// Decisions already open keep the route they were given; an approval is
+// still refused as stale when the new rules deny it. Safe for concurrent use.
+func (b *Broker) SetPolicy(p *Policy) uint64 {
+	b.g.mu.Lock()
+	defer b.g.mu.Unlock()
+	b.g.policy = p
+	b.g.policyRev++
+	return b.g.policyRev
+}
+
+// Policy returns the current policy (nil when none) and its revision.
+func (b *Broker) Policy() (*Policy, uint64) {
+	b.g.mu.Lock()
+	defer b.g.mu.Unlock()
+	return b.g.policy, b.g.policyRev
+}

@@ -1,0 +1,156 @@
+package confirm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/acpmux/acpmux/acp"
+)
+
+// Scopes of an answer (seed 000, "PlanDecisionScope semantics"): how long
+// the verdict applies beyond the one decision. The HTTP API takes them in
+// the answer's "scope" member, an ACP host in the result's
+// _meta.acpmux.scope.
+const (
+	ScopeOnce    = "ONCE"    // this decision only (the default)
+	ScopeSession = "SESSION" // the same (agent, tool kind, command or title) for the rest of the session, in memory
+	ScopeAlways  = "ALWAYS"  // a rule in the store, effective from the next evaluation, in every later session
+)
+
+// Errors of a scoped answer. Both are returned wrapped together with
+// ErrInvalidAnswer, so the decision stays open (HTTP 400) and an ACP host
+// that sent one abstains.
+var (
+	// ErrScopeRefused: SESSION or ALWAYS for an exact one-off prompt (plan
+	// mode), whose approval is never persistent; or an unknown scope.
+	ErrScopeRefused = errors.New("scope refused")
+	// ErrAlwaysUnavailable: ALWAYS without a durable store (no store, or
+	// --state :memory:). Never silently downgraded to SESSION or ONCE.
+	ErrAlwaysUnavailable = errors.New("scope ALWAYS needs a durable store (not --state :memory:)")
+)
+
+// checkScope validates a.Scope for d. It must not take d.mu (the caller
+// holds it).
+func (b *Broker) checkScope(d *Decision, a Answer) error {
+	switch a.Scope {
+	case "", ScopeOnce:
+		return nil
+	case ScopeSession, ScopeAlways:
+	default:
+		return fmt.Errorf("%w: %w: unknown scope %q (want ONCE, SESSION or ALWAYS)", ErrInvalidAnswer, ErrScopeRefused, a.Scope)
+	}
+	if d.OneOff() {
+		return fmt.Errorf("%w: %w: an exact one-off plan-mode approval cannot be %s", ErrInvalidAnswer, ErrScopeRefused, a.Scope)
+	}
+	if a.Scope == ScopeAlways {
+		rs, ok := b.store.(GateStore)
+		if !ok || !rs.Durable() {
+			return fmt.Errorf("%w: %w", ErrInvalidAnswer, ErrAlwaysUnavailable)
+		}
+	}
+	return nil
+}
+
+// scopeOf reads _meta.acpmux.scope from an ACP host's result (the result's
+// own _meta, else the outcome's); "" when absent.
+func scopeOf(result json.RawMessage) (string, error) {
+	for _, obj := range [][]byte{result, acp.MemberBytes(result, "outcome")} {
+		raw := acp.MemberBytes(acp.MemberBytes(acp.MemberBytes(obj, "_meta"), "acpmux"), "scope")
+		if raw == nil {
+			continue
+		}
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return "", fmt.Errorf("%w: _meta.acpmux.scope must be a string", ErrInvalidAnswer)
+		}
+		return s, nil
+	}
+	return "", nil
+}
+
+// rememberKey is the key of SESSION and ALWAYS verdicts: agent, tool kind,
+// and the command, or the title when there is no command.
+func rememberKey(it Item) string {
+	target := it.Command
+	if target == "" {
+		target = it.Title
+	}
+	return it.Agent + "\x00" + it.Kind + "\x00" + target
+}
+
+// StoredRule is a remembered ALWAYS verdict, kept in the store's
+// always_rules table.
+type StoredRule struct {
+	Key        string    `json:"key"`
+	Agent      string    `json:"agent"`
+	Kind       string    `json:"kind"`
+	Target     string    `json:"target"`   // command or title
+	Decision   string    `json:"decision"` // allow or deny
+	DecisionID string    `json:"decisionId"`
+	By         string    `json:"by"` // host id
+	CreatedAt  time.Time `json:"createdAt"`
+}
+
+// remember applies the scope of the winning answer of d: SESSION in
+// memory, ALWAYS in the store and then in memory.
+func (b *Broker) remember(d *Decision, a *Answer, by string) {
+	if a == nil || (a.Scope != ScopeSession && a.Scope != ScopeAlways) || d.snap.Gate == nil {
+		return
+	}
+	verdict := DecisionDeny
+	for _, o := range d.snap.Options {
+		if o.OptionID == a.OptionID && mayApprove(o) {
+			verdict = DecisionAllow
+		}
+	}
+	key := d.snap.Gate.Key
+	if a.Scope == ScopeSession {
+		b.g.mu.Lock()
+		b.gateSessionLocked(d.snap.SessionID).remember[key] = verdict
+		b.g.mu.Unlock()
+		return
+	}
+	it := b.itemOf(&d.snap, d.snap.Gate.Mode)
+	target := it.Command
+	if target == "" {
+		target = it.Title
+	}
+	r := StoredRule{Key: key, Agent: it.Agent, Kind: it.Kind, Target: target, Decision: verdict,
+		DecisionID: d.id, By: by, CreatedAt: b.now().UTC()}
+	if rs, ok := b.store.(GateStore); ok {
+		if err := rs.InsertRule(context.Background(), r); err != nil {
+			b.log.Error("confirm: cannot store ALWAYS verdict", "decision", d.id, "err", err)
+			return
+		}
+	}
+	b.g.mu.Lock()
+	b.g.always[key] = r
+	b.g.mu.Unlock()
+}
+
+// loadAlways reads the stored ALWAYS verdicts once.
+func (b *Broker) loadAlways() {
+	b.g.mu.Lock()
+	loaded := b.g.loaded
+	b.g.loaded = true
+	b.g.mu.Unlock()
+	rs, ok := b.store.(GateStore)
+	if loaded || !ok {
+		return
+	}
+	rules, err := rs.Rules(context.Background())
+	if err != nil {
+		b.log.Warn("confirm: cannot read stored ALWAYS verdicts", "err", err)
+		return
+	}
+	b.g.mu.Lock()
+	defer b.g.mu.Unlock()
+	for _, r := range rules {
+		if _, ok := b.g.always[r.Key]; !ok {
+			b.g.always[r.Key] = r
+		}
+	}
+}
