@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/acpmux/acpmux/acp"
 	"github.com/acpmux/acpmux/confirm"
@@ -23,8 +24,9 @@ type BrokerRouter struct {
 	epoch string // distinguishes this acpmux process's agent request ids
 	log   *slog.Logger
 
-	mu      sync.Mutex        // guards pending
-	pending map[string]string // agent request key → session id, while asked
+	mu       sync.Mutex        // guards pending, sessions
+	pending  map[string]string // agent request key → session id, while asked
+	sessions map[string]string // decision id → session id, while asked
 }
 
 // NewBrokerRouter returns a router over br. extra presenters (such as
@@ -35,7 +37,7 @@ func NewBrokerRouter(br *confirm.Broker, log *slog.Logger, extra ...confirm.Pres
 	if log == nil {
 		log = slog.Default()
 	}
-	return &BrokerRouter{br: br, extra: extra, epoch: hex.EncodeToString(e[:]), log: log, pending: map[string]string{}}
+	return &BrokerRouter{br: br, extra: extra, epoch: hex.EncodeToString(e[:]), log: log, pending: map[string]string{}, sessions: map[string]string{}}
 }
 
 // Broker returns the broker the router uses.
@@ -45,12 +47,15 @@ func (r *BrokerRouter) agentKey(key string) string { return r.epoch + "/" + key 
 
 // Ask implements PermissionRouter.
 func (r *BrokerRouter) Ask(ctx context.Context, req PermissionRequest) (json.RawMessage, error) {
+	did := confirm.DecisionID(req.SessionID, r.agentKey(req.AgentKey))
 	r.mu.Lock()
 	r.pending[req.AgentKey] = req.SessionID
+	r.sessions[did] = req.SessionID
 	r.mu.Unlock()
 	defer func() {
 		r.mu.Lock()
 		delete(r.pending, req.AgentKey)
+		delete(r.sessions, did)
 		r.mu.Unlock()
 	}()
 	presenters := make([]confirm.Presenter, 0, len(req.Hosts)+len(r.extra))
@@ -58,7 +63,12 @@ func (r *BrokerRouter) Ask(ctx context.Context, req PermissionRequest) (json.Raw
 		presenters = append(presenters, hostPresenter{h})
 	}
 	presenters = append(presenters, r.extra...)
+	producer := ""
+	if len(req.Hosts) > 0 {
+		producer = req.Hosts[0].ID
+	}
 	return r.br.Ask(ctx, confirm.Request{
+		Producer:  producer,
 		SessionID: req.SessionID,
 		AgentKey:  r.agentKey(req.AgentKey),
 		Params:    req.Params,
@@ -75,7 +85,39 @@ func (r *BrokerRouter) HostAnswered(h *Host, decision string, result, errObj []b
 	}
 	if err := r.br.AnswerResult(decision, h.ID, result); err != nil {
 		r.log.Warn("host answer not accepted", "host", h.ID, "decision", decision, "err", err)
+		return
 	}
+	r.tellWinner(h, decision)
+}
+
+// tellWinner sends the resolved notice to the host whose answer closed the
+// decision (the broker withdraws only the other copies), so that it learns
+// the answer was the one delivered.
+func (r *BrokerRouter) tellWinner(h *Host, decision string) {
+	r.mu.Lock()
+	sid, ok := r.sessions[decision]
+	r.mu.Unlock()
+	if !ok {
+		return
+	}
+	v, err := r.br.Decision(context.Background(), sid, decision)
+	if err != nil || !v.Status.Closed() || v.ResolvedBy != h.ID {
+		return
+	}
+	opt := ""
+	if v.Answer != nil {
+		opt = v.Answer.OptionID
+	}
+	notice, _ := json.Marshal(confirm.ResolvedNotice{SessionID: sid, DecisionID: decision, ToolCallID: v.ToolCall.ToolCallID,
+		Status: v.Status, OptionID: opt, ResolvedBy: v.ResolvedBy, Reason: v.Reason, At: closedAt(v)})
+	h.withdraw(decision, notice)
+}
+
+func closedAt(v confirm.View) time.Time {
+	if v.ClosedAt != nil {
+		return *v.ClosedAt
+	}
+	return time.Now().UTC()
 }
 
 // HostLeft implements PermissionRouter.
@@ -130,14 +172,22 @@ var errHostGone = &acp.Error{Code: acp.ErrNoHost.Code, Message: "host disconnect
 
 // presentParams returns the params a host is shown for decision d: the
 // agent's params byte-for-byte, plus "_meta.acpmux" {decisionId, warnings,
-// classification, command, displayedTextSha256} and, when there are
-// warnings, one text content block per warning before the tool call's own
-// content (before any diff). See docs/protocol.md.
+// classification, command, displayedTextSha256, oneOff?, mode?, route?}
+// and, when there are warnings, one text content block per warning before
+// the tool call's own content (before any diff). For an exact one-off
+// prompt (plan mode) "options" is replaced by the offered subset, so
+// persistent options are never shown. See docs/protocol.md and
+// docs/plan-mode.md.
 func presentParams(d *confirm.Decision) []byte {
 	params := d.Params()
 	s := d.Snapshot()
 	if s.Warnings == nil {
 		s.Warnings = []string{}
+	}
+	var mode confirm.Mode
+	var route string
+	if s.Gate != nil {
+		mode, route = s.Gate.Mode, s.Gate.Route
 	}
 	meta, _ := json.Marshal(struct {
 		DecisionID          string                  `json:"decisionId"`
@@ -145,8 +195,14 @@ func presentParams(d *confirm.Decision) []byte {
 		Command             string                  `json:"command,omitempty"`
 		Classification      *confirm.Classification `json:"classification,omitempty"`
 		DisplayedTextSHA256 string                  `json:"displayedTextSha256"`
-	}{d.ID(), s.Warnings, s.Command, s.Classification, s.DisplayedTextSHA256})
+		OneOff              bool                    `json:"oneOff,omitempty"`
+		Mode                confirm.Mode            `json:"mode,omitempty"`
+		Route               string                  `json:"route,omitempty"`
+	}{d.ID(), s.Warnings, s.Command, s.Classification, s.DisplayedTextSHA256, d.OneOff(), mode, route})
 	out := setMember(params, "_meta", "acpmux", meta)
+	if d.OneOff() {
+		out = replaceOptions(out, d.Options())
+	}
 	if len(s.Warnings) == 0 {
 		return out
 	}
@@ -224,4 +280,18 @@ func insertFirst(obj, member []byte) []byte {
 	out = append(out, member...)
 	out = append(out, sep...)
 	return append(out, rest...)
+}
+
+// replaceOptions returns params with its "options" member replaced by opts
+// (the offered subset of an exact one-off prompt).
+func replaceOptions(params []byte, opts []acp.PermissionOption) []byte {
+	os := acp.Member(params, "options")
+	if !os.Present() {
+		return params
+	}
+	b, err := json.Marshal(opts)
+	if err != nil {
+		return params
+	}
+	return splice(params, os, b)
 }

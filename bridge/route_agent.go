@@ -78,6 +78,7 @@ func (b *Bridge) agentResponse(msg []byte, env acp.Envelope) {
 		if sid := acp.MemberString(result, "sessionId"); sid != "" {
 			b.addSessionLocked(sid, c.cwd, c.host)
 			defer b.permissions().SessionStarted(sid, c.cwd)
+			defer b.trackSessionModes(sid, result)
 		}
 	case acp.MethodSessionPrompt:
 		if s := b.sessions[c.session]; s != nil && s.turn == c.host {
@@ -122,6 +123,8 @@ func (b *Bridge) agentNotification(msg []byte, env acp.Envelope) {
 		switch acp.MemberString(update, "sessionUpdate") {
 		case "tool_call", "tool_call_update":
 			b.opts.Permissions.ToolCallUpdate(sid, update)
+		case "current_mode_update", "config_option_update":
+			b.trackAgentMode(sid, update)
 		}
 	}
 	for _, h := range hosts {

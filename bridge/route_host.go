@@ -93,6 +93,7 @@ func (b *Bridge) hostRequest(h *Host, msg []byte, env acp.Envelope) {
 		c.cwd = acp.MemberString(params, "cwd")
 	}
 
+	b.trackHostMode(h, env.Method, params)
 	if env.Method == MethodSessionAttach {
 		b.attach(h, origID, params)
 		return
