@@ -26,6 +26,7 @@ type relayFlags struct {
 	tokenFile       string
 	state           string
 	decisionTimeout time.Duration
+	gate            gateFlags // gate_flags.go
 }
 
 func (f *relayFlags) register(fs *flag.FlagSet) {
@@ -35,6 +36,7 @@ func (f *relayFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.tokenFile, "token-file", "", "bearer token file for --listen: read if it exists and is not empty, else a fresh 256-bit token is written there (mode 0600) (default $XDG_STATE_HOME/acpmux/token)")
 	fs.StringVar(&f.state, "state", "", "decision store: a SQLite file, or :memory: to keep nothing on disk (default $XDG_STATE_HOME/acpmux/state.db)")
 	fs.DurationVar(&f.decisionTimeout, "decision-timeout", confirm.DefaultTimeout, "how long a permission request waits for an answer before it fails closed (at most 24h)")
+	f.gate.register(fs)
 }
 
 // relay is one agent behind the bridge with the broker, the store and the
@@ -47,6 +49,7 @@ type relay struct {
 	store  *confirm.SQLiteStore
 	server *http.Server
 	ln     net.Listener
+	gate   *gateConfig
 }
 
 // startRelay starts the agent argv and everything around it. On error
@@ -54,6 +57,10 @@ type relay struct {
 func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger) (*relay, error) {
 	if err := confirm.CheckTimeout(f.decisionTimeout); err != nil || f.decisionTimeout == 0 {
 		return nil, fmt.Errorf("--decision-timeout %v: must be more than 0 and at most %v", f.decisionTimeout, confirm.MaxTimeout)
+	}
+	gate, err := f.gate.load(argv)
+	if err != nil {
+		return nil, err
 	}
 	statePath := f.state
 	if statePath == "" {
@@ -70,9 +77,9 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 	if n := store.Recovered(); n > 0 {
 		log.Info("cancelled decisions left open by a previous acpmux", "count", n, "reason", confirm.ReasonBridgeRestart)
 	}
-	r := &relay{log: log, stderr: stderr, store: store}
+	r := &relay{log: log, stderr: stderr, store: store, gate: gate}
 	var b *bridge.Bridge
-	broker, err := confirm.NewBroker(confirm.Options{
+	broker, err := confirm.NewBroker(gate.apply(confirm.Options{
 		Store:          store,
 		DefaultTimeout: f.decisionTimeout,
 		Logger:         log,
@@ -83,7 +90,7 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 			}
 			return nil
 		},
-	})
+	}, func(sid, reason string) { b.CancelTurn(sid, reason) }))
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -159,6 +166,7 @@ func (r *relay) listen(f *relayFlags, broker *confirm.Broker) error {
 // run relays until the agent exits or the primary host leaves, then shuts
 // everything down and returns the agent's exit status.
 func (r *relay) run(ctx context.Context) int {
+	defer r.gate.watchReload(r.broker, r.log)()
 	bctx, stopBroker := context.WithCancel(context.Background())
 	brokerDone := make(chan struct{})
 	go func() { defer close(brokerDone); r.broker.Run(bctx) }()

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/acpmux/acpmux/confirm"
+)
+
+func init() {
+	register(command{name: "audit", summary: "list the audit rows (plan items) of permission requests from the store", run: auditMain})
+}
+
+const auditUsage = `Usage: acpmux audit [--session ID] [--json] [--state PATH] [--limit N]
+
+Prints the audit row of every permission request acpmux saw: what was asked
+(kind, title, command, class and reasons, diff preview), how the plan-mode
+gate and the policy routed it, what the agent got and who decided it (a
+rule, a builtin, a host, or acpmux failing closed), and when. Rows are
+written once, when the request is decided, and never change afterwards.
+Reads the decision store directly (no running acpmux needed).
+
+Exit status: 0 success, 1 the store could not be read, 2 usage error.
+
+Flags:
+`
+
+func auditMain(args []string, s stdio) int {
+	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
+	fs.SetOutput(s.err)
+	var session, state string
+	var asJSON bool
+	var limit int
+	fs.StringVar(&session, "session", "", "only the rows of this ACP session id")
+	fs.BoolVar(&asJSON, "json", false, "print a JSON array of plan items")
+	fs.StringVar(&state, "state", "", "decision store file (default $XDG_STATE_HOME/acpmux/state.db)")
+	fs.IntVar(&limit, "limit", 1000, "print at most the N most recent rows")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), auditUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || limit <= 0 {
+		if err == nil {
+			fs.Usage()
+		}
+		return 2
+	}
+	if state == "" {
+		p, err := confirm.DefaultStatePath()
+		if err != nil {
+			fmt.Fprintln(s.err, "acpmux audit:", err)
+			return 1
+		}
+		state = p
+	}
+	store, err := confirm.OpenStore(state)
+	if err != nil {
+		fmt.Fprintln(s.err, "acpmux audit:", err)
+		return 1
+	}
+	defer store.Close()
+	items, err := store.PlanItems(context.Background(), session, limit)
+	if err != nil {
+		fmt.Fprintln(s.err, "acpmux audit:", err)
+		return 1
+	}
+	if asJSON {
+		enc := json.NewEncoder(s.out)
+		enc.SetIndent("", "  ")
+		enc.Encode(items)
+		return 0
+	}
+	printItems(s, items)
+	return 0
+}
+
+// printItems prints one line per plan item, with text from the agent
+// quoted when it holds control or bidi characters.
+func printItems(s stdio, items []confirm.PlanItem) {
+	tw := tabwriter.NewWriter(s.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DECIDED\tSESSION\tKIND\tMODE\tROUTE\tDECISION\tDECIDED BY\tCLASS\tWHAT")
+	for _, it := range items {
+		what := it.Command
+		if what == "" {
+			what = it.Title
+		}
+		dec := it.Decision
+		if it.Downgraded {
+			dec += " (ask downgraded)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.DecidedAt.Local().Format(time.DateTime), it.SessionID,
+			it.Kind, it.Mode, it.Route, dec, it.DecidedBy, it.Class, quoteIfOdd(what))
+	}
+	tw.Flush()
+}
+
+// quoteIfOdd quotes s when it is not plain printable text.
+func quoteIfOdd(s string) string {
+	if q := strconv.Quote(s); q[1:len(q)-1] != s {
+		return q
+	}
+	return s
+}
