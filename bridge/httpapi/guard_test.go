@@ -58,7 +58,7 @@ func TestRouteTableIsGuarded(t *testing.T) {
 			t.Errorf("%s %s: CORS header set", tg[0], tg[1])
 		}
 	}
-	if len(routes) != 5 {
+	if len(routes) != 6 {
 		t.Errorf("route table has %d routes; update this test and docs/decisions.md", len(routes))
 	}
 }

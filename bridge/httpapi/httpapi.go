@@ -59,6 +59,7 @@ var routes = []route{
 	{"GET /v1/sessions/{sessionId}/decisions", (*server).listDecisions},
 	{"GET /v1/sessions/{sessionId}/decisions/{decisionId}", (*server).getDecision},
 	{"POST /v1/sessions/{sessionId}/decisions/{decisionId}", (*server).answer},
+	{"GET /v1/sessions/{sessionId}/plan-items", (*server).planItems}, // planitems.go
 }
 
 type server struct {
@@ -198,15 +199,16 @@ func (s *server) answer(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, AnswerResponse{View: v, Deduped: deduped})
 }
 
-// decodeAnswer reads {"optionId"?: string, "text"?: string} strictly: no
-// other member, no duplicate or case-variant key, strings only.
+// decodeAnswer reads {"optionId"?: string, "text"?: string, "scope"?:
+// "ONCE"|"SESSION"|"ALWAYS"} strictly: no other member, no duplicate or
+// case-variant key, strings only. The broker validates the scope.
 func decodeAnswer(body io.Reader) (confirm.Answer, error) {
 	var a confirm.Answer
 	data, err := io.ReadAll(body)
 	if err != nil {
 		return a, err
 	}
-	m, err := acp.DecodeObject(data, []string{"optionId", "text"}, true)
+	m, err := acp.DecodeObject(data, []string{"optionId", "text", "scope"}, true)
 	if err != nil {
 		return a, errors.New(acp.AsError(err).Message)
 	}
@@ -217,6 +219,11 @@ func decodeAnswer(body io.Reader) (confirm.Answer, error) {
 	}
 	if raw, ok := m["text"]; ok {
 		if a.Text, err = acp.DecodeString(raw, "text"); err != nil {
+			return a, errors.New(acp.AsError(err).Message)
+		}
+	}
+	if raw, ok := m["scope"]; ok {
+		if a.Scope, err = acp.DecodeString(raw, "scope"); err != nil {
 			return a, errors.New(acp.AsError(err).Message)
 		}
 	}
@@ -249,6 +256,8 @@ func (s *server) failWith(w http.ResponseWriter, r *http.Request, err error, v c
 		status, body.Error.Code = http.StatusConflict, "stale"
 	case errors.Is(err, confirm.ErrConflict):
 		status, body.Error.Code = http.StatusConflict, "conflict"
+	case scopeError(err) != "":
+		status, body.Error.Code = http.StatusBadRequest, scopeError(err)
 	case errors.Is(err, confirm.ErrInvalidAnswer):
 		status, body.Error.Code = http.StatusBadRequest, "invalid_answer"
 	default:
