@@ -24,15 +24,7 @@ func printfCmd(c *classifier, x *cmd) {
 		case a.mayBeOption():
 			c.argAt(Unknown, a, "argument decided at run time may be -v")
 		case a.static && strings.HasPrefix(a.text, "-v"):
-			name := strings.TrimPrefix(a.text, "-v")
-			if name == "" && len(x.args) > 1 {
-				if n := x.args[1]; n.static {
-					name = n.text
-				}
-			}
-			if !safeVarName(name) {
-				c.argAt(Unknown, a, "printf -v assigns a variable whose name is not plain or not safe to set")
-			}
+			c.argAt(Unknown, a, "printf -v assigns a variable, and bash evaluates a subscript in its name")
 		}
 	}
 	c.finishArg(mark, x.at, "printf prints its arguments")
@@ -270,7 +262,7 @@ func waitCmd(c *classifier, x *cmd) {
 
 func killCmd(c *classifier, x *cmd) {
 	if len(x.args) > 0 && (x.args[0].is("-l") || x.args[0].is("-L") || x.args[0].is("--list") || x.args[0].is("--table")) {
-		c.argAt(ReadOnly, x.at, "kill -l lists signals")
+		c.argAt(Unknown, x.at, "kill -l only lists signals, but kill is not proven harmless by the anchors")
 		return
 	}
 	c.argAt(Write, x.at, "kill signals processes")
@@ -308,9 +300,8 @@ func trapCmd(c *classifier, x *cmd) {
 	case len(args) == 1 || args[0].is("-") || args[0].is(""):
 		c.argAt(ReadOnly, x.at, "trap resets or ignores signals")
 	default:
-		mark := c.mark()
+		c.argAt(Unknown, x.at, "trap runs its text as a script on a signal")
 		c.script(args[0], "trap runs this script on a signal")
-		c.finishArg(mark, x.at, "trap sets a handler")
 	}
 }
 

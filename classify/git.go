@@ -77,20 +77,6 @@ var gitDenyLong = []struct {
 	{"paginate", Unknown, "runs a pager"},
 }
 
-// gitSafeConfig are configuration keys (lower case) that git -c may set:
-// they change formatting only.
-func gitSafeConfig(key string) bool {
-	switch key {
-	case "core.quotepath", "core.abbrev", "column.ui", "log.date", "log.decorate", "log.abbrevcommit",
-		"diff.noprefix", "diff.mnemonicprefix", "diff.renames", "diff.context", "diff.interhunkcontext",
-		"diff.algorithm", "status.short", "status.branch", "i18n.logoutputencoding", "user.name", "user.email",
-		"init.defaultbranch":
-		return true
-	}
-	sec, _, _ := strings.Cut(key, ".")
-	return sec == "color" || sec == "advice"
-}
-
 type gitState struct {
 	aliases map[string]arg
 	depth   int
@@ -190,11 +176,10 @@ func (c *classifier) gitConfigOverride(v arg, st *gitState) {
 		a := v
 		a.text, a.static = val, true
 		st.aliases[name] = a
-		return
 	}
-	if !gitSafeConfig(key) {
-		c.argAt(Unknown, v, "git -c "+key+" overrides configuration; many keys run programs (core.pager, core.fsmonitor, diff.external)")
-	}
+	// Even keys that only format output are not proven harmless by the
+	// anchors (every one rejects -c); an alias is classified as well.
+	c.argAt(Unknown, v, "git -c "+key+" overrides configuration; many keys run programs (core.pager, core.fsmonitor, diff.external, alias.*)")
 }
 
 func knownGitVerb(verb string) bool {

@@ -374,6 +374,7 @@ func evalCmd(c *classifier, x *cmd) {
 	if args[0].is("--") {
 		args = args[1:]
 	}
+	c.argAt(Unknown, x.at, "eval runs its arguments as code")
 	c.joined(args, "eval runs its arguments as a script")
 }
 
