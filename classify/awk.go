@@ -30,6 +30,8 @@ func awkCmd(c *classifier, x *cmd) {
 			ops = append(ops, it.val)
 		case it.opt.class == Write:
 			c.argAt(Write, it.at, "awk "+it.opt.name+" writes a file")
+		case (it.opt.name == "-i" || it.opt.name == "--include") && (it.val.is("inplace") || it.val.is("inplace.awk")):
+			c.argAt(Write, it.at, "gawk -i inplace edits files in place")
 		case it.opt.class == Unknown:
 			c.argAt(Unknown, it.at, "awk "+it.opt.name+" loads program text or code from a file")
 		case it.opt.name == "-e" || it.opt.name == "--source":

@@ -52,7 +52,8 @@ var inert = map[string]string{
 	"lsattr": "prints file attributes", "getfacl": "prints ACLs", "netstat": "prints network state",
 	"clear": "clears the terminal", "type": "describes commands", "help": "prints builtin help",
 	"jobs": "lists jobs", "times": "prints shell times", "dirs": "prints the directory stack",
-	"caller": "prints the call stack",
+	"caller": "prints the call stack", "sw_vers": "prints the macOS version", "mdls": "prints file metadata",
+	"mdfind": "searches the Spotlight index", "pbpaste": "prints the clipboard",
 }
 
 // writers change files, processes or system state, whatever their
@@ -65,7 +66,7 @@ var writers = map[string]string{
 	"install": "copies files", "mkfifo": "creates FIFOs", "mknod": "creates device files", "rename": "renames files",
 	"mktemp": "creates a file", "split": "writes pieces", "csplit": "writes pieces", "sponge": "writes a file",
 	"patch": "changes files", "pkill": "signals processes", "killall": "signals processes",
-	"mount": "mounts file systems", "umount": "unmounts file systems", "swapon": "enables swap", "swapoff": "disables swap",
+	"umount": "unmounts file systems", "swapon": "enables swap", "swapoff": "disables swap",
 	"shutdown": "stops the system", "reboot": "restarts the system", "halt": "stops the system", "poweroff": "stops the system",
 	"useradd": "adds a user", "userdel": "removes a user", "usermod": "changes a user", "groupadd": "adds a group",
 	"groupdel": "removes a group", "passwd": "changes a password", "chpasswd": "changes passwords",
@@ -105,7 +106,7 @@ var opaque = map[string]string{
 	"top": "an interactive monitor", "htop": "an interactive monitor", "btop": "an interactive monitor",
 	"parallel": "runs commands", "strace": "runs and traces a command",
 	"ltrace": "runs and traces a command", "gdb": "runs a debugger", "lldb": "runs a debugger", "valgrind": "runs a command",
-	"ssh": "runs commands on another host", "telnet": "opens a network connection", "nc": "opens a network connection",
+	"telnet": "opens a network connection", "nc": "opens a network connection",
 	"ncat": "opens a network connection", "netcat": "opens a network connection", "socat": "opens connections",
 	"ftp": "transfers files", "ping": "sends network traffic", "ping6": "sends network traffic",
 	"traceroute": "sends network traffic", "tracepath": "sends network traffic", "mtr": "sends network traffic",
@@ -122,7 +123,7 @@ var opaque = map[string]string{
 	"caffeinate": "runs a command", "systemd-run": "runs a command", "firejail": "runs a command", "bwrap": "runs a command",
 	"expect":   "runs a script",
 	"iptables": "reads or changes firewall rules", "nft": "reads or changes firewall rules", "ifconfig": "reads or changes interfaces",
-	"service": "controls services", "crontab": "reads or changes cron tables", "fsck": "checks or repairs file systems",
+	"fsck":  "checks or repairs file systems",
 	"unset": "unsets variables", "unalias": "removes aliases", "enable": "changes builtins", "bind": "changes key bindings",
 	"complete": "changes completion", "compgen": "may run completion functions", "compopt": "changes completion",
 	"mapfile": "reads into an array (-C runs a callback)", "readarray": "reads into an array (-C runs a callback)",

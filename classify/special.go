@@ -37,6 +37,7 @@ var special = map[string]handler{
 	"curl": curlCmd, "wget": wgetCmd, "dd": ddCmd, "perl": perlCmd, "lsof": lsofCmd, "ip": ipCmd,
 	"systemctl": systemctlCmd, "docker": dockerCmd, "podman": dockerCmd, "kubectl": kubectlCmd, "helm": kubectlCmd,
 	"gh": ghCmd, "gofmt": gofmtCmd, "tput": tputCmd, "stty": sttyCmd,
+	"mount": mountCmd, "defaults": defaultsCmd, "ssh": sshCmd, "crontab": crontabCmd, "service": serviceCmd,
 	"npm": pkgCmd, "yarn": pkgCmd, "pnpm": pkgCmd, "pip": pkgCmd, "pip3": pkgCmd, "uv": pkgCmd, "poetry": pkgCmd,
 	"cargo": pkgCmd, "go": pkgCmd, "gem": pkgCmd, "bundle": pkgCmd, "composer": pkgCmd, "brew": pkgCmd,
 	"apt": pkgCmd, "apt-get": pkgCmd, "dnf": pkgCmd, "yum": pkgCmd, "pacman": pkgCmd, "apk": pkgCmd,

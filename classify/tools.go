@@ -693,3 +693,76 @@ func sttyCmd(c *classifier, x *cmd) {
 	}
 	c.argAt(ReadOnly, x.at, "stty prints terminal settings")
 }
+
+// mountCmd: mount with no arguments (or -l) lists mounts.
+func mountCmd(c *classifier, x *cmd) {
+	if len(x.args) == 0 || (len(x.args) == 1 && x.args[0].is("-l")) {
+		c.argAt(ReadOnly, x.at, "mount with no arguments lists mounts")
+		return
+	}
+	c.argAt(Write, x.at, "mount mounts a file system")
+}
+
+// defaultsCmd: macOS defaults read is read-only; write, delete, rename
+// and import change preferences.
+var defaultsCmd = (&subcommands{
+	reads:  []string{"read", "read-type", "domains", "find", "help"},
+	writes: []string{"write", "delete", "rename", "import"},
+	why:    "reads or changes preferences", noVerb: Unknown, globals: true,
+	valued: map[string]bool{"-host": true},
+}).handle
+
+// sshOptsWithValue are the ssh options that take a value.
+const sshOptsWithValue = "BbcDEeFIiJLlmOopQRSWw"
+
+// sshCmd: ssh runs its command words on another host with the remote
+// user's shell; they are classified as a script, at least unknown.
+func sshCmd(c *classifier, x *cmd) {
+	c.argAt(Unknown, x.at, "ssh runs commands on another host")
+	i := 0
+	for ; i < len(x.args); i++ {
+		a := x.args[i]
+		if !a.static || !strings.HasPrefix(a.text, "-") || a.text == "-" {
+			break
+		}
+		if a.text == "--" {
+			i++
+			break
+		}
+		for j := 1; j < len(a.text); j++ {
+			if strings.IndexByte(sshOptsWithValue, a.text[j]) >= 0 {
+				if j == len(a.text)-1 {
+					i++
+				}
+				break
+			}
+		}
+	}
+	if i+1 < len(x.args) {
+		c.joined(x.args[i+1:], "ssh runs this command on the remote host")
+	}
+}
+
+// crontabCmd: crontab -l lists; every other form installs or removes a
+// table.
+func crontabCmd(c *classifier, x *cmd) {
+	for _, a := range x.args {
+		if a.is("-l") {
+			c.argAt(ReadOnly, x.at, "crontab -l lists the table")
+			return
+		}
+	}
+	c.argAt(Write, x.at, "crontab installs, edits or removes a cron table")
+}
+
+// serviceCmd: service NAME ACTION runs an init script.
+func serviceCmd(c *classifier, x *cmd) {
+	if len(x.args) >= 2 && x.args[1].static {
+		switch x.args[1].text {
+		case "start", "stop", "restart", "reload", "force-reload", "try-restart", "condrestart", "enable", "disable":
+			c.argAt(Write, x.args[1], "service "+x.args[1].text+" changes a running service")
+			return
+		}
+	}
+	c.argAt(Unknown, x.at, "service runs an init script")
+}
