@@ -34,7 +34,7 @@ func runPlanPeer(t *testing.T, scripts, peer, policy, wrap, prompt string) planP
 	}
 	var sum struct {
 		PermissionRequests []struct {
-			ToolCall struct{ Title string } `json:"toolCall"`
+			ToolCall struct{ Title string }  `json:"toolCall"`
 			Options  []struct{ Kind string } `json:"options"`
 		} `json:"permission_requests"`
 		Prompts []struct {
