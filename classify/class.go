@@ -80,14 +80,18 @@ func (c *Class) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// Verdict is the result of Command.
+// Verdict is the result of Command: the class, the words and operators
+// that decided it, and the programs that would run. In JSON it is
+// {"class": "write", "reasons": [...], "programs": [...]}; Err is left out.
 type Verdict struct {
 	// Class is the combined class of every command, redirection and
 	// expansion in the input.
 	Class Class `json:"class"`
-	// Reasons are the words and operators that decided Class, in source
-	// order. Every reason has the same class as the verdict; a read-only
-	// verdict lists one reason per command.
+	// Reasons are the words and operators that decided Class, in the
+	// order the walk met them (source order, except that a command's own
+	// reason follows those of the commands it wraps). Every reason has the
+	// same class as the verdict; a read-only verdict lists at least one
+	// reason per command. There is always at least one reason.
 	Reasons []Reason `json:"reasons"`
 	// Programs are the static program names that would run, in source
 	// order, including those behind wrappers (sudo, xargs, sh -c, find
