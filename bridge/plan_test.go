@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/acpmux/acpmux/bridge"
+	"github.com/acpmux/acpmux/bridge/httpapi"
 	"github.com/acpmux/acpmux/classify"
 	"github.com/acpmux/acpmux/confirm"
 )
@@ -23,9 +25,10 @@ func shellPerm(n int, command string) string {
 	return fmt.Sprintf(`send {"jsonrpc":"2.0","id":"perm-%d","method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"c%d","title":%s,"kind":"execute","status":"pending","rawInput":{"command":%s}},"options":[{"optionId":"allow-once","name":"Yes","kind":"allow_once"},{"optionId":"allow-always","name":"Always","kind":"allow_always"},{"optionId":"reject","name":"No","kind":"reject_once"}]}}`+"\n", n, n, cmd, cmd)
 }
 
-// planFixture is a bridge with a broker that classifies shell commands and
-// starts sessions in mode.
-func newPlanFixture(t *testing.T, script string, opts confirm.Options) *brokerFixture {
+// newPlanFixture is a bridge with a broker that classifies shell commands and
+// starts sessions in opts.Mode; the decisions HTTP API is a second host
+// when withAPI is set.
+func newPlanFixture(t *testing.T, script string, opts confirm.Options, withAPI ...bool) *brokerFixture {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	opts.Logger = log
@@ -36,6 +39,10 @@ func newPlanFixture(t *testing.T, script string, opts confirm.Options) *brokerFi
 	if opts.DefaultTimeout == 0 {
 		opts.DefaultTimeout = time.Minute
 	}
+	bridgeOf := make(chan *bridge.Bridge, 1)
+	if opts.CancelTurn == nil {
+		opts.CancelTurn = func(sid, reason string) { b := <-bridgeOf; bridgeOf <- b; b.CancelTurn(sid, reason) }
+	}
 	br, err := confirm.NewBroker(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -43,8 +50,18 @@ func newPlanFixture(t *testing.T, script string, opts confirm.Options) *brokerFi
 	ctx, cancel := context.WithCancel(context.Background())
 	brDone := make(chan struct{})
 	go func() { defer close(brDone); br.Run(ctx) }()
-	f := &brokerFixture{t: t, broker: br}
-	_, f.add, f.agentLog = startBridge(t, script, bridge.Options{Permissions: bridge.NewBrokerRouter(br, log), Logger: log})
+	f := &brokerFixture{t: t, broker: br, token: "test-token"}
+	var extra []confirm.Presenter
+	if len(withAPI) > 0 && withAPI[0] {
+		f.api = httptest.NewUnstartedServer(nil)
+		f.api.Config.Handler = httpapi.New(br, httpapi.Options{Addr: f.api.Listener.Addr().String(), Token: f.token, Logger: log})
+		f.api.Start()
+		t.Cleanup(f.api.Close)
+		extra = append(extra, httpapi.Presenter{})
+	}
+	var b *bridge.Bridge
+	b, f.add, f.agentLog = startBridge(t, script, bridge.Options{Permissions: bridge.NewBrokerRouter(br, log, extra...), Logger: log})
+	bridgeOf <- b
 	t.Cleanup(func() { cancel(); <-brDone })
 	f.ide = f.add("ide", true, 0)
 	f.ide.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
@@ -209,5 +226,64 @@ func TestAgentCannotLeavePlanMode(t *testing.T) {
 	f.ide.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"outcome":{"outcome":"selected","optionId":"allow-once"}}}`, idJSON))
 	if opt, _ := agentOutcome(t, f.waitAgent(3)); opt != "allow-once" {
 		t.Errorf("touch in default mode: agent got %s", opt)
+	}
+}
+
+// TestScopeAndPlanItemsOverHTTP: the API's scope field (ALWAYS refused
+// with always_unavailable without a durable store, SESSION remembered) and
+// GET /v1/sessions/{sessionId}/plan-items.
+func TestScopeAndPlanItemsOverHTTP(t *testing.T) {
+	script := permScriptHead + shellPerm(1, "make test") + "recv\n" + shellPerm(2, "make test") + "recv\nwaiteof\n"
+	f := newPlanFixture(t, script, confirm.Options{}, true)
+	f.prompt()
+	_, params := expectPermission(t, f.ide)
+	did := params["_meta"].(map[string]any)["acpmux"].(map[string]any)["decisionId"].(string)
+	code, body := f.http("POST", "/v1/sessions/s1/decisions/"+did, `{"optionId":"allow-once","scope":"ALWAYS"}`)
+	if code != 400 || body["error"].(map[string]any)["code"] != "always_unavailable" {
+		t.Fatalf("ALWAYS without a store: %d %v", code, body)
+	}
+	if code, body := f.http("POST", "/v1/sessions/s1/decisions/"+did, `{"optionId":"allow-once","scope":"SESSION"}`); code != 200 {
+		t.Fatalf("SESSION: %d %v", code, body)
+	}
+	if opt, _ := agentOutcome(t, f.waitAgent(1)); opt != "allow-once" {
+		t.Errorf("perm-1: %s", opt)
+	}
+	if opt, _ := agentOutcome(t, f.waitAgent(2)); opt != "allow-once" {
+		t.Errorf("perm-2 (remembered for the session): %s", opt)
+	}
+	code, body = f.http("GET", "/v1/sessions/s1/plan-items", "")
+	items, _ := body["planItems"].([]any)
+	if code != 200 || len(items) != 2 {
+		t.Fatalf("plan-items: %d %v", code, body)
+	}
+	first, second := items[0].(map[string]any), items[1].(map[string]any)
+	if first["decidedBy"] != "host:http" || first["scope"] != "SESSION" || !strings.HasPrefix(second["decidedBy"].(string), "session:") {
+		t.Errorf("plan items %v", items)
+	}
+	if code, _ := f.http("GET", "/v1/sessions/nope/plan-items", ""); code != 404 {
+		t.Errorf("unknown session: %d", code)
+	}
+}
+
+// TestBreakerCancelsTurn: two consecutive denials (configured) cancel the
+// turn: the agent gets session/cancel, the IDE _acpmux/turn_cancelled, and
+// the next request of the turn is denied with the breaker message.
+func TestBreakerCancelsTurn(t *testing.T) {
+	script := permScriptHead + shellPerm(1, "rm a") + "recv\n" + shellPerm(2, "rm b") + "recv\nrecv\n" +
+		shellPerm(3, "ls") + "recv\nwaiteof\n"
+	pol, _ := confirm.ParsePolicy([]byte("[[rule]]\nname='no-rm'\ndecision='deny'\ncommand='rm *'\n[[rule]]\nname='ls'\ndecision='allow'\ncommand='ls'"))
+	f := newPlanFixture(t, script, confirm.Options{Policy: pol, Breaker: confirm.Breaker{Consecutive: 2, WindowMax: -1}})
+	f.prompt()
+	for {
+		m := f.ide.next()
+		if m["method"] == bridge.MethodTurnCancelled {
+			if r := m["params"].(map[string]any)["reason"].(string); !strings.Contains(r, "2 consecutive denials") {
+				t.Errorf("reason %q", r)
+			}
+			break
+		}
+	}
+	if opt, msg := agentOutcome(t, f.waitAgent(3)); opt != "reject" || msg != classify.BreakerMessage {
+		t.Errorf("after the breaker: %s %q", opt, msg)
 	}
 }
