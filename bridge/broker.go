@@ -24,9 +24,9 @@ type BrokerRouter struct {
 	epoch string // distinguishes this acpmux process's agent request ids
 	log   *slog.Logger
 
-	mu       sync.Mutex        // guards pending, sessions
-	pending  map[string]string // agent request key → session id, while asked
-	sessions map[string]string // decision id → session id, while asked
+	mu      sync.Mutex                  // guards pending, shown
+	pending map[string]string           // agent request key → session id, while asked
+	shown   map[string]map[string]*Host // decision id → hosts it was presented to
 }
 
 // NewBrokerRouter returns a router over br. extra presenters (such as
@@ -37,7 +37,7 @@ func NewBrokerRouter(br *confirm.Broker, log *slog.Logger, extra ...confirm.Pres
 	if log == nil {
 		log = slog.Default()
 	}
-	return &BrokerRouter{br: br, extra: extra, epoch: hex.EncodeToString(e[:]), log: log, pending: map[string]string{}, sessions: map[string]string{}}
+	return &BrokerRouter{br: br, extra: extra, epoch: hex.EncodeToString(e[:]), log: log, pending: map[string]string{}, shown: map[string]map[string]*Host{}}
 }
 
 // Broker returns the broker the router uses.
@@ -47,33 +47,36 @@ func (r *BrokerRouter) agentKey(key string) string { return r.epoch + "/" + key 
 
 // Ask implements PermissionRouter.
 func (r *BrokerRouter) Ask(ctx context.Context, req PermissionRequest) (json.RawMessage, error) {
-	did := confirm.DecisionID(req.SessionID, r.agentKey(req.AgentKey))
 	r.mu.Lock()
 	r.pending[req.AgentKey] = req.SessionID
-	r.sessions[did] = req.SessionID
 	r.mu.Unlock()
 	defer func() {
 		r.mu.Lock()
 		delete(r.pending, req.AgentKey)
-		delete(r.sessions, did)
 		r.mu.Unlock()
 	}()
 	presenters := make([]confirm.Presenter, 0, len(req.Hosts)+len(r.extra))
 	for _, h := range req.Hosts {
-		presenters = append(presenters, hostPresenter{h})
+		presenters = append(presenters, hostPresenter{h, r})
 	}
 	presenters = append(presenters, r.extra...)
 	producer := ""
 	if len(req.Hosts) > 0 {
 		producer = req.Hosts[0].ID
 	}
-	return r.br.Ask(ctx, confirm.Request{
+	result, err := r.br.Ask(ctx, confirm.Request{
 		Producer:  producer,
 		SessionID: req.SessionID,
 		AgentKey:  r.agentKey(req.AgentKey),
 		Params:    req.Params,
 		Cwd:       req.Cwd,
 	}, presenters)
+	did := confirm.DecisionID(req.SessionID, r.agentKey(req.AgentKey))
+	r.tellWinner(req.SessionID, did)
+	r.mu.Lock()
+	delete(r.shown, did)
+	r.mu.Unlock()
+	return result, err
 }
 
 // HostAnswered implements PermissionRouter: a result is checked strictly
@@ -85,32 +88,29 @@ func (r *BrokerRouter) HostAnswered(h *Host, decision string, result, errObj []b
 	}
 	if err := r.br.AnswerResult(decision, h.ID, result); err != nil {
 		r.log.Warn("host answer not accepted", "host", h.ID, "decision", decision, "err", err)
-		return
 	}
-	r.tellWinner(h, decision)
 }
 
 // tellWinner sends the resolved notice to the host whose answer closed the
 // decision (the broker withdraws only the other copies), so that it learns
-// the answer was the one delivered.
-func (r *BrokerRouter) tellWinner(h *Host, decision string) {
-	r.mu.Lock()
-	sid, ok := r.sessions[decision]
-	r.mu.Unlock()
-	if !ok {
-		return
-	}
+// its answer was the one delivered. It runs once Ask has returned.
+func (r *BrokerRouter) tellWinner(sid, decision string) {
 	v, err := r.br.Decision(context.Background(), sid, decision)
-	if err != nil || !v.Status.Closed() || v.ResolvedBy != h.ID {
+	if err != nil || !v.Status.Closed() {
 		return
 	}
-	opt := ""
-	if v.Answer != nil {
-		opt = v.Answer.OptionID
+	r.mu.Lock()
+	h := r.shown[decision][v.ResolvedBy]
+	r.mu.Unlock()
+	if h != nil {
+		opt := ""
+		if v.Answer != nil {
+			opt = v.Answer.OptionID
+		}
+		notice, _ := json.Marshal(confirm.ResolvedNotice{SessionID: sid, DecisionID: decision, ToolCallID: v.ToolCall.ToolCallID,
+			Status: v.Status, OptionID: opt, ResolvedBy: v.ResolvedBy, Reason: v.Reason, At: closedAt(v)})
+		h.withdraw(decision, notice)
 	}
-	notice, _ := json.Marshal(confirm.ResolvedNotice{SessionID: sid, DecisionID: decision, ToolCallID: v.ToolCall.ToolCallID,
-		Status: v.Status, OptionID: opt, ResolvedBy: v.ResolvedBy, Reason: v.Reason, At: closedAt(v)})
-	h.withdraw(decision, notice)
 }
 
 func closedAt(v confirm.View) time.Time {
@@ -143,20 +143,29 @@ func (r *BrokerRouter) ToolCallUpdate(sid string, update []byte) { r.br.ToolCall
 func (r *BrokerRouter) SessionStarted(sid, cwd string) { r.br.TrackSession(sid, cwd) }
 
 // HostAttached implements PermissionRouter.
-func (r *BrokerRouter) HostAttached(sid string, h *Host) { r.br.AddPresenter(sid, hostPresenter{h}) }
+func (r *BrokerRouter) HostAttached(sid string, h *Host) { r.br.AddPresenter(sid, hostPresenter{h, r}) }
 
 // AgentExited implements PermissionRouter.
 func (r *BrokerRouter) AgentExited() { r.br.AgentExited() }
 
 // hostPresenter shows decisions to one bridge host as ACP
 // session/request_permission requests.
-type hostPresenter struct{ h *Host }
+type hostPresenter struct {
+	h *Host
+	r *BrokerRouter
+}
 
 func (p hostPresenter) HostID() string { return p.h.ID }
 
 // Present sends the agent's request with the decision's warnings added
 // (presentParams) under a fresh id of the host's.
 func (p hostPresenter) Present(d *confirm.Decision) error {
+	p.r.mu.Lock()
+	if p.r.shown[d.ID()] == nil {
+		p.r.shown[d.ID()] = map[string]*Host{}
+	}
+	p.r.shown[d.ID()][p.h.ID] = p.h
+	p.r.mu.Unlock()
 	if !p.h.present(d.ID(), presentParams(d)) {
 		return errHostGone
 	}

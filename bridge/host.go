@@ -112,12 +112,12 @@ func (h *Host) send(msg []byte) bool {
 func (h *Host) disconnect(cause error) {
 	h.goneOnce.Do(func() {
 		h.cause.Store(cause)
-		close(h.gone)
 		if cc, ok := h.conn.(interface{ CloseWithCause(error) error }); ok {
 			cc.CloseWithCause(cause)
-			return
+		} else {
+			h.conn.Close()
 		}
-		h.conn.Close()
+		close(h.gone) // after the close has started: Done waiters may then wait for it
 	})
 }
 

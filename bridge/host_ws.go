@@ -117,7 +117,7 @@ func (w *wsConn) CloseWithCause(cause error) error {
 			go func() { w.c.Close(code, reason); close(done) }()
 			select {
 			case <-done:
-			case <-time.After(2 * time.Second):
+			case <-time.After(5 * time.Second):
 				w.c.CloseNow() // the peer does not read: drop the TCP connection
 				<-done
 			}

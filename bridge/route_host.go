@@ -133,12 +133,12 @@ func (b *Bridge) hostRequest(h *Host, msg []byte, env acp.Envelope) {
 				return
 			}
 			s.turn = h
-			if len(s.hosts) > 1 {
-				echo = promptEcho(params)
-				echoTo = s.hosts
-				for _, m := range echo {
-					s.replay.append(m, acp.Member(m, "params").Bytes(m), nil)
-				}
+			// The prompt goes into the replay log and to the other hosts as
+			// user_message_chunk updates (a late joiner sees what was asked).
+			echo = promptEcho(params)
+			echoTo = s.hosts
+			for _, m := range echo {
+				s.replay.append(m, acp.Member(m, "params").Bytes(m), nil)
 			}
 		}
 	}

@@ -12,8 +12,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -230,7 +230,10 @@ func TestRealPeersAnswerThroughAPI(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			var answered atomic.Int32
 			done := make(chan struct{})
-			go func() { defer close(done); answerThroughAPI(ctx, fmt.Sprintf("http://127.0.0.1:%d", port), token, &answered) }()
+			go func() {
+				defer close(done)
+				answerThroughAPI(ctx, fmt.Sprintf("http://127.0.0.1:%d", port), token, &answered)
+			}()
 			wrap := fmt.Sprintf("acpmux run --listen 127.0.0.1:%d --token-file %s --state :memory: --", port, tokenFile)
 			s := runPeer(t, scripts, peer, "none", wrap)
 			cancel()

@@ -33,12 +33,19 @@ var listenRe = regexp.MustCompile(`decisions API listening.*url=http://([^/ ]+)/
 
 func startRelayProcess(t *testing.T, script string, flags ...string) *runningRelay {
 	t.Helper()
+	return startRelayProcessEnv(t, script, nil, flags...)
+}
+
+// startRelayProcessEnv is startRelayProcess with more environment for the
+// agent (acpmux passes its environment on).
+func startRelayProcessEnv(t *testing.T, script string, env []string, flags ...string) *runningRelay {
+	t.Helper()
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")
 	args := append([]string{"run", "--listen", "127.0.0.1:0", "--token-file", tokenFile}, flags...)
 	args = append(args, "--", os.Args[0])
 	cmd := exec.Command("acpmux", args...)
-	cmd.Env = append(os.Environ(), acptest.EnvScript+"="+script)
+	cmd.Env = append(append(os.Environ(), acptest.EnvScript+"="+script), env...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	stderr, _ := cmd.StderrPipe()

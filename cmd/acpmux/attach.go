@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/coder/websocket"
+
+	"github.com/acpmux/acpmux/bridge/httpapi"
+)
+
+func init() {
+	register(command{name: "attach", summary: "connect a local stdio ACP client to a running acpmux over WebSocket", run: attachMain})
+}
+
+const attachUsage = `Usage: acpmux attach [flags] URL
+
+Connects this process's stdin and stdout (newline-delimited ACP, as an
+ACP client expects of an agent) to the /acp WebSocket of a running
+"acpmux run --listen", so a second IDE or any stdio ACP client becomes one
+more host of the same agent. URL is ws://HOST:PORT/acp (or http://HOST:PORT,
+to which /acp is added). Use it as the client's agent command, e.g.
+
+  example-client acpmux attach --token-file ~/.local/state/acpmux/token ws://127.0.0.1:7777/acp
+
+The client's initialize is answered from the agent's cached result; join an
+existing session with session/attach (docs/protocol.md) or create a new one.
+
+Flags:
+`
+
+func attachMain(args []string, s stdio) int {
+	fs := flag.NewFlagSet("attach", flag.ContinueOnError)
+	fs.SetOutput(s.err)
+	tokenFile := fs.String("token-file", "", "file with the bearer token of the acpmux to attach to (default $XDG_STATE_HOME/acpmux/token)")
+	maxLine := fs.Int("max-line-bytes", 64<<20, "largest message accepted in either direction, in bytes")
+	fs.Usage = func() { fmt.Fprint(fs.Output(), attachUsage); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			fs.SetOutput(s.out)
+			fs.Usage()
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(s.err, "acpmux attach: want exactly one URL; usage: acpmux attach [flags] URL")
+		return 2
+	}
+	url := fs.Arg(0)
+	switch {
+	case strings.HasPrefix(url, "http://"):
+		url = "ws://" + strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/")
+	case strings.HasPrefix(url, "https://"):
+		url = "wss://" + strings.TrimSuffix(strings.TrimPrefix(url, "https://"), "/")
+	case strings.HasPrefix(url, "ws://"), strings.HasPrefix(url, "wss://"):
+	default:
+		fmt.Fprintf(s.err, "acpmux attach: URL %q: want ws://HOST:PORT/acp\n", url)
+		return 2
+	}
+	if !strings.HasSuffix(url, "/acp") {
+		url += "/acp"
+	}
+	path := *tokenFile
+	if path == "" {
+		p, err := httpapi.DefaultTokenPath()
+		if err != nil {
+			fmt.Fprintln(s.err, "acpmux attach: --token-file:", err)
+			return 2
+		}
+		path = p
+	}
+	tok, err := os.ReadFile(path)
+	if err != nil || strings.TrimSpace(string(tok)) == "" {
+		fmt.Fprintf(s.err, "acpmux attach: read token: %v (pass --token-file, the file acpmux run --listen wrote)\n", errOr(err, "empty file"))
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{
+		HTTPHeader:   http.Header{"Authorization": {"Bearer " + strings.TrimSpace(string(tok))}},
+		Subprotocols: []string{"acp"},
+	})
+	if err != nil {
+		if resp != nil {
+			fmt.Fprintf(s.err, "acpmux attach: %s: %s\n", url, resp.Status)
+		} else {
+			fmt.Fprintf(s.err, "acpmux attach: %s: %v\n", url, err)
+		}
+		return 1
+	}
+	c.SetReadLimit(int64(*maxLine))
+	return pump(ctx, c, s, *maxLine)
+}
+
+// pump copies stdin lines to text frames and text frames to stdout lines
+// until either side ends.
+func pump(ctx context.Context, c *websocket.Conn, s stdio, maxLine int) int {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 2)
+	go func() {
+		sc := bufio.NewScanner(s.in)
+		sc.Buffer(make([]byte, 64<<10), maxLine+1)
+		for sc.Scan() {
+			if len(strings.TrimSpace(sc.Text())) == 0 {
+				continue
+			}
+			if err := c.Write(ctx, websocket.MessageText, sc.Bytes()); err != nil {
+				errc <- err
+				return
+			}
+		}
+		errc <- errors.Join(sc.Err(), errStdinClosed)
+	}()
+	go func() {
+		w := bufio.NewWriter(s.out)
+		for {
+			typ, data, err := c.Read(ctx)
+			if err != nil {
+				errc <- err
+				return
+			}
+			if typ != websocket.MessageText {
+				continue
+			}
+			w.Write(data)
+			w.WriteByte('\n')
+			if err := w.Flush(); err != nil {
+				errc <- err
+				return
+			}
+		}
+	}()
+	err := <-errc
+	c.Close(websocket.StatusNormalClosure, "")
+	cancel()
+	switch {
+	case errors.Is(err, errStdinClosed), websocket.CloseStatus(err) == websocket.StatusNormalClosure:
+		return 0
+	case websocket.CloseStatus(err) != -1:
+		fmt.Fprintf(s.err, "acpmux attach: closed by acpmux: %v\n", err)
+		return 1
+	default:
+		fmt.Fprintln(s.err, "acpmux attach:", err)
+		return 1
+	}
+}
+
+var errStdinClosed = errors.New("stdin closed")
+
+func errOr(err error, s string) any {
+	if err != nil {
+		return err
+	}
+	return s
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/acpmux/acpmux/acp/acptest"
+)
+
+// browser returns the path of a Chromium to drive, or skips the test.
+// ACPMUX_REQUIRE_BROWSER=1 (set by .ci/run) turns the skip into a failure.
+func browser(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("ACPMUX_REQUIRE_BROWSER") == "1" {
+		t.Fatal("no chromium on PATH (apt-get install chromium)")
+	}
+	t.Skip("no chromium on PATH")
+	return ""
+}
+
+// A title that would run script if the page ever parsed agent text as
+// HTML, and a command that hides characters.
+const hostileTitle = `<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>Delete build`
+const hiddenCommand = "rm -rf build\u200b \u202egnp.txt"
+
+const webAgentScript = `
+recv initialize
+send {"jsonrpc":"2.0","id":$ID,"result":{"protocolVersion":1}}
+recv session/new
+send {"jsonrpc":"2.0","id":$ID,"result":{"sessionId":"web-1"}}
+recv session/prompt
+send {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"web-1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"I will clean the build directory."}}}}
+send {"jsonrpc":"2.0","id":"p1","method":"session/request_permission","params":{"sessionId":"web-1","toolCall":{"toolCallId":"c1","title":"TITLE","kind":"execute","rawInput":{"command":"CMD"}},"options":[{"optionId":"allow","name":"Allow once","kind":"allow_once"},{"optionId":"reject","name":"Reject","kind":"reject_once"}]}}
+recv
+waiteof
+`
+
+// TestWebPageInBrowser drives the approval page in headless Chromium: it
+// loads with the token (which is exchanged for a cookie and removed from the
+// address bar), shows the pending confirmation with its warning and the
+// hidden characters escaped, runs no script from the agent's title, and a
+// click on an offered option reaches the agent.
+func TestWebPageInBrowser(t *testing.T) {
+	chrome := browser(t)
+	agentLog := filepath.Join(t.TempDir(), "agent.ndjson")
+	script := strings.Replace(webAgentScript, "TITLE", jsonEscape(hostileTitle), 1)
+	script = strings.Replace(script, "CMD", jsonEscape(hiddenCommand), 1)
+	r := startRelayProcessEnv(t, script, []string{acptest.EnvLog + "=" + agentLog}, "--state", ":memory:")
+	r.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	r.waitFor(t, "")
+	r.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
+	r.waitFor(t, "")
+	r.send(t, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"web-1","prompt":[{"type":"text","text":"clean up"}]}}`)
+	r.waitFor(t, "session/request_permission")
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome),
+		chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("no-first-run", true), chromedp.WindowSize(420, 900))
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	bctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	// The first Run starts the browser; it must not carry a timeout.
+	if _, err := chromedp.Run(bctx, chromedp.Navigate(r.apiURL+"/?token="+r.token)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(bctx, 60*time.Second)
+	defer cancel()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	eval := func(js string) string {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
+		must(err)
+		return v
+	}
+	_, err := chromedp.Run(ctx, chromedp.WaitVisible(`.card.open button`))
+	must(err)
+	if loc := eval(`location.href`); strings.Contains(loc, "token") {
+		t.Errorf("the token is still in the address bar: %s", loc)
+	}
+	card := eval(`document.querySelector('.card.open').innerText`)
+	for _, want := range []string{"Delete build", "<img src=x", "This shell command can change files", "Allow once", "Reject", "write"} {
+		if !strings.Contains(card, want) {
+			t.Errorf("card lacks %q:\n%s", want, card)
+		}
+	}
+	if cmd := eval(`document.querySelector('.card.open pre.command').innerHTML`); !strings.Contains(cmd, `\u{200b}`) || !strings.Contains(cmd, `\u{202e}`) {
+		t.Errorf("hidden characters not escaped in the command: %s", cmd)
+	}
+	if pwned := eval(`String(window.__pwned)`); pwned != "undefined" {
+		t.Errorf("agent text ran as script: window.__pwned=%s", pwned)
+	}
+	if n := eval(`String(document.querySelectorAll('img, script:not([src])').length)`); n != "0" {
+		t.Errorf("agent text became %s img/inline script elements", n)
+	}
+	pending, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	must(err)
+	saveScreenshot(t, "web-pending.png", pending)
+
+	_, err = chromedp.Run(ctx, chromedp.Click(`.card.open button[title="allow"]`))
+	must(err)
+	wctx, wcancel := context.WithTimeout(ctx, 15*time.Second)
+	_, err = chromedp.Run(wctx, chromedp.WaitVisible(`.state.answered`))
+	wcancel()
+	if err != nil {
+		t.Fatalf("the card never showed the answer: %v; page:\n%s", err, eval(`document.body.innerText`))
+	}
+	if s := eval(`document.querySelector('.state.answered').innerText`); !strings.Contains(s, "allow") {
+		t.Errorf("card state %q, want answered with allow", s)
+	}
+	answered, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	must(err)
+	saveScreenshot(t, "web-answered.png", answered)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		data, _ := os.ReadFile(agentLog)
+		if strings.Contains(string(data), `"id":"p1","result":{"outcome":{"outcome":"selected","optionId":"allow"}}`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the click did not reach the agent; agent read:\n%s", data)
+		}
+	}
+}
+
+func jsonEscape(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\u200b", `\u200b`, "\u202e", `\u202e`)
+	return r.Replace(s)
+}
+
+// saveScreenshot writes a screenshot to $ACPMUX_SCREENSHOTS (docs/ when
+// refreshing the committed ones) or to the test's temp dir.
+func saveScreenshot(t *testing.T, name string, png []byte) {
+	dir := os.Getenv("ACPMUX_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), png, 0o644); err != nil {
+		t.Error(err)
+	}
+}
