@@ -160,13 +160,15 @@ func TestWebSocketAttachPolicies(t *testing.T) {
 					break
 				}
 				if m["method"] == "session/update" {
-					replay += m["params"].(map[string]any)["update"].(map[string]any)["content"].(map[string]any)["text"].(string)
+					u := m["params"].(map[string]any)["update"].(map[string]any)
+					replay += u["sessionUpdate"].(string)[:1] + u["content"].(map[string]any)["text"].(string)
 				}
 				if m["method"] == "session/request_permission" {
 					perm = true
 				}
 			}
-			if (replay == "hello") != tc.wantReplay || perm != tc.wantPerm {
+			// u: the IDE's prompt, a: the agent's two chunks, coalesced.
+			if (replay == "ugoahello") != tc.wantReplay || perm != tc.wantPerm {
 				t.Errorf("replay %q, permission %v; want replay %v, permission %v", replay, perm, tc.wantReplay, tc.wantPerm)
 			}
 		})
