@@ -445,7 +445,8 @@ func (b *Broker) argsChanged(sessionID string, update json.RawMessage) {
 		return
 	}
 	for _, d := range b.openDecisions(sessionID) {
-		<-d.ready
+		// d.snap is immutable from creation on: no need to wait for d.ready,
+		// which would block the agent's read loop on the store.
 		if d.snap.ToolCall.ToolCallID != u.ToolCallID {
 			continue
 		}
