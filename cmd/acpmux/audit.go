@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"os"
 	"strconv"
 	"text/tabwriter"
 	"time"
@@ -57,6 +58,10 @@ func auditMain(args []string, s stdio) int {
 			return 1
 		}
 		state = p
+	}
+	if _, err := os.Stat(state); err != nil && state != confirm.MemoryPath {
+		fmt.Fprintln(s.err, "acpmux audit: no decision store:", err)
+		return 1
 	}
 	store, err := confirm.OpenStore(state)
 	if err != nil {
