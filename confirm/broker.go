@@ -92,10 +92,11 @@ type Broker struct {
 	log   *slog.Logger
 	now   func() time.Time
 
-	mu       sync.Mutex // guards sessions, byID, stopped
+	mu       sync.Mutex // guards sessions, byID, stopped, gone
 	sessions map[string]*session
 	byID     map[string]*Decision
 	stopped  bool
+	gone     bool           // AgentExited was called
 	inflight sync.WaitGroup // timer callbacks running
 	g        gate           // plan-mode gate, policy, audit (mode.go)
 }
@@ -179,6 +180,9 @@ func (b *Broker) Ask(ctx context.Context, req Request, hosts []Presenter) (json.
 	if !b.decideByGate(d, len(hosts)) {
 		b.presentAll(d, hosts)
 		b.checkEligible(d)
+	}
+	if b.agentExited() { // opened while AgentExited ran: nobody can use the answer
+		b.close(d, StatusCancelled, ReasonAgentExited, "")
 	}
 	select {
 	case <-d.done:

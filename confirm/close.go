@@ -217,6 +217,9 @@ func (b *Broker) CancelRequest(sessionID, agentKey string) bool {
 // AgentExited cancels every open decision with reason agent_exited: the
 // agent process ended, so none of its requests can be answered.
 func (b *Broker) AgentExited() {
+	b.mu.Lock()
+	b.gone = true
+	b.mu.Unlock()
 	for _, d := range b.openDecisions("") {
 		b.close(d, StatusCancelled, ReasonAgentExited, "")
 	}
@@ -236,4 +239,11 @@ func (b *Broker) Run(ctx context.Context) error {
 	}
 	b.inflight.Wait()
 	return nil
+}
+
+// agentExited reports whether AgentExited was called.
+func (b *Broker) agentExited() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.gone
 }
