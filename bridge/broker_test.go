@@ -262,7 +262,7 @@ func TestTimeoutFailsClosed(t *testing.T) {
 // TestSessionCancelAnswersCancelled: session/cancel from the IDE answers
 // the open permission request with outcome cancelled and is forwarded.
 func TestSessionCancelAnswersCancelled(t *testing.T) {
-	f := newBrokerFixture(t, permScriptHead+permRequest(1)+"recv\nrecv session/cancel\n", time.Minute, true)
+	f := newBrokerFixture(t, permScriptHead+permRequest(1)+"recv\nrecv\n", time.Minute, true)
 	expectPermission(t, f.ide)
 	f.ide.send(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":"s1"}}`)
 	if got := f.waitAgent(1); got != `{"outcome":{"outcome":"cancelled"}}` {

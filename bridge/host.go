@@ -142,13 +142,16 @@ func (h *Host) writeLoop() {
 		case <-h.gone:
 			return
 		case <-h.flush:
-			batch = h.drain(batch[:0])
-			if len(batch) > 0 {
+			for {
+				batch = h.drain(batch[:0])
+				if len(batch) == 0 {
+					return
+				}
 				if err := h.conn.WriteMessages(batch); err != nil {
 					h.disconnect(err)
+					return
 				}
 			}
-			return
 		}
 	}
 }

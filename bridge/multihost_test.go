@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -46,7 +47,8 @@ func (h *testHost) next() map[string]any {
 		}
 		return m
 	case <-time.After(10 * time.Second):
-		h.t.Fatal("timed out waiting for a host message")
+		buf := make([]byte, 1<<20)
+		h.t.Fatalf("timed out waiting for a host message (host %s gone: %v)\n%s", h.host.ID, h.host.Err(), buf[:runtime.Stack(buf, true)])
 	}
 	return nil
 }

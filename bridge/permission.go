@@ -24,9 +24,9 @@ type PermissionRouter interface {
 	HostLeft(h *Host, decision string)
 	// CancelSession closes every open decision of session sid as cancelled.
 	CancelSession(sid, reason string)
-	// CancelRequest closes the decision for the agent request with id key
-	// agentKey (acp.IDKey) because the agent cancelled it; it reports
-	// whether such a decision was open.
+	// CancelRequest closes the decision for the agent request agentKey
+	// (PermissionRequest.AgentKey) because the agent cancelled it; it
+	// reports whether such a decision was open.
 	CancelRequest(agentKey string) bool
 	// ToolCallUpdate reports a tool_call or tool_call_update session update.
 	ToolCallUpdate(sid string, update []byte)
@@ -44,7 +44,9 @@ type PermissionRouter interface {
 type PermissionRequest struct {
 	// SessionID is params.sessionId.
 	SessionID string
-	// AgentKey is acp.IDKey of the agent's request id.
+	// AgentKey identifies this request among all the agent has sent: an
+	// occurrence number and acp.IDKey of its id (an agent may reuse an id
+	// once it was answered; each use is a new request).
 	AgentKey string
 	// Params is the raw params, never re-encoded.
 	Params json.RawMessage
@@ -56,7 +58,7 @@ type PermissionRequest struct {
 
 // askPermission runs one permission request through the router and answers
 // the agent.
-func (b *Bridge) askPermission(msg []byte, env acp.Envelope, agentID []byte, sid string) {
+func (b *Bridge) askPermission(msg []byte, env acp.Envelope, agentID []byte, occ, sid string) {
 	b.mu.Lock()
 	var hosts []*Host
 	var cwd string
@@ -76,7 +78,7 @@ func (b *Bridge) askPermission(msg []byte, env acp.Envelope, agentID []byte, sid
 	b.mu.Unlock()
 	req := PermissionRequest{
 		SessionID: sid,
-		AgentKey:  acp.IDKey(agentID),
+		AgentKey:  occ,
 		Params:    append(json.RawMessage(nil), env.Params.Bytes(msg)...),
 		Cwd:       cwd,
 		Hosts:     hosts,
@@ -86,7 +88,7 @@ func (b *Bridge) askPermission(msg []byte, env acp.Envelope, agentID []byte, sid
 		b.replyAgentError(agentID, err)
 		return
 	}
-	b.toAgent(resultMessage(agentID, result))
+	b.answerAgent(agentID, resultMessage(agentID, result))
 }
 
 // MethodPermissionResolved is acpmux's notification telling a host that a

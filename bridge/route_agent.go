@@ -137,12 +137,23 @@ func (b *Bridge) agentNotification(msg []byte, env acp.Envelope) {
 // host that owns the session.
 func (b *Bridge) agentRequest(msg []byte, env acp.Envelope) {
 	agentID := append([]byte(nil), env.ID.Bytes(msg)...)
+	key := acp.IDKey(agentID)
+	b.mu.Lock()
+	if _, busy := b.agentCalls[key]; busy {
+		b.mu.Unlock()
+		b.log.Warn("agent reused the id of its own request still in flight; refused", "id", string(agentID), "method", env.Method)
+		b.toAgent(errorMessage(nil, fmt.Errorf("%w: request id %s already in use", acp.ErrInvalidRequest, agentID)))
+		return
+	}
+	occ := strconv.FormatInt(b.seq.Add(1), 10) + "/" + key
+	b.agentCalls[key] = occ
+	b.mu.Unlock()
 	sid := acp.MemberString(env.Params.Bytes(msg), "sessionId")
 	if env.Method == acp.MethodRequestPermission && b.opts.Permissions != nil {
 		b.permWG.Add(1)
 		go func() {
 			defer b.permWG.Done()
-			b.askPermission(msg, env, agentID, sid)
+			b.askPermission(msg, env, agentID, occ, sid)
 		}()
 		return
 	}
@@ -178,7 +189,13 @@ func (b *Bridge) agentCancel(params []byte) {
 		return
 	}
 	akey := acp.IDKey(rid)
-	if b.opts.Permissions != nil && b.opts.Permissions.CancelRequest(akey) {
+	b.mu.Lock()
+	occ, inFlight := b.agentCalls[akey]
+	b.mu.Unlock()
+	if !inFlight {
+		return
+	}
+	if b.opts.Permissions != nil && b.opts.Permissions.CancelRequest(occ) {
 		return
 	}
 	b.mu.Lock()
@@ -251,7 +268,16 @@ func (b *Bridge) replyError(h *Host, id []byte, err error) {
 
 // replyAgentError answers an agent request with an error.
 func (b *Bridge) replyAgentError(agentID []byte, err error) {
-	b.toAgent(errorMessage(agentID, err))
+	b.answerAgent(agentID, errorMessage(agentID, err))
+}
+
+// answerAgent sends msg, the response to the agent's request agentID, and
+// frees the id for reuse by the agent.
+func (b *Bridge) answerAgent(agentID, msg []byte) {
+	b.mu.Lock()
+	delete(b.agentCalls, acp.IDKey(agentID))
+	b.mu.Unlock()
+	b.toAgent(msg)
 }
 
 // errorMessage encodes a JSON-RPC error response (JSON-RPC 2.0 §5).

@@ -221,7 +221,7 @@ func (b *Bridge) hostResponse(h *Host, msg []byte, env acp.Envelope) {
 		b.permissions().HostAnswered(h, oc.decision, env.Result.Bytes(msg), env.Error.Bytes(msg))
 		return
 	}
-	b.toAgent(acp.WithID(msg, env.ID, oc.agentID))
+	b.answerAgent(oc.agentID, acp.WithID(msg, env.ID, oc.agentID))
 }
 
 // hostLeft cleans up after a host disconnects: its in-flight requests stay
