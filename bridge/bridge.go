@@ -45,18 +45,18 @@ type Bridge struct {
 	nextID atomic.Int64   // bridge ids of host → agent requests
 	seq    atomic.Int64   // occurrence numbers of agent requests
 
-	mu        sync.Mutex // guards the fields below
-	hosts     []*Host
-	primary   *Host
+	mu      sync.Mutex // guards the fields below
+	hosts   []*Host
+	primary *Host
 	// agentCalls holds the ids (acp.IDKey) of agent requests still waiting
 	// for a response, each with its occurrence key (a sequence number and
 	// the id): an agent may reuse an id only once it was answered.
 	agentCalls map[string]string
-	calls     map[string]*call // bridge id key → host request in flight
-	sessions  map[string]*session
-	init      initState
-	agentGone bool
-	stopping  bool
+	calls      map[string]*call // bridge id key → host request in flight
+	sessions   map[string]*session
+	init       initState
+	agentGone  bool
+	stopping   bool
 	// agentFailure is why the bridge stopped the agent, if it did.
 	agentFailure error
 
@@ -109,10 +109,10 @@ func New(agent *Agent, opts Options) *Bridge {
 	}
 	return &Bridge{
 		opts: opts, log: log, agent: agent,
-		toAgt:    make(chan []byte, 1024),
+		toAgt:      make(chan []byte, 1024),
 		calls:      map[string]*call{},
 		agentCalls: map[string]string{},
-		sessions: map[string]*session{},
+		sessions:   map[string]*session{},
 	}
 }
 
