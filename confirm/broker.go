@@ -314,7 +314,10 @@ func (b *Broker) create(ctx context.Context, id string, snap Snapshot, timeout t
 	b.mu.Lock()
 	if old := b.byID[id]; old != nil {
 		b.mu.Unlock()
-		return old, nil, b.sameRequest(ctx, old, snap.Request)
+		if err := b.sameRequest(ctx, old, snap.Request); err != nil {
+			return nil, nil, err // never the old decision's answer for other params
+		}
+		return old, nil, nil
 	}
 	s := b.session(snap.SessionID)
 	if b.stopped || len(s.open) >= b.opts.MaxOpenPerSession {
