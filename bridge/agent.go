@@ -115,6 +115,12 @@ func (a *Agent) Stop(ctx context.Context, grace time.Duration) {
 	case <-time.After(grace):
 	case <-ctx.Done():
 	}
+	a.terminate(grace)
+}
+
+// terminate closes stdin and sends SIGTERM to the process group, then
+// SIGKILL if it has not exited after grace. It returns once it is reaped.
+func (a *Agent) terminate(grace time.Duration) {
 	a.CloseStdin()
 	a.Signal(syscall.SIGTERM)
 	select {

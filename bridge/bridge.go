@@ -155,19 +155,26 @@ func (b *Bridge) Run(ctx context.Context) int {
 
 	select {
 	case <-readDone:
-		// The agent closed its stdout: treat as its death.
+		// The agent closed its stdout: it is dead to every host at once,
+		// even if the process lingers.
+		b.agentExited()
 		select {
 		case <-b.agent.Exited():
 		case <-time.After(b.opts.GracePeriod):
 			b.log.Warn("agent closed stdout but is still running; stopping its process group", "pid", b.agent.Pid())
-			b.agent.Stop(ctx, 0)
+			b.agent.terminate(b.opts.GracePeriod)
 		}
+	case <-b.agent.Exited():
+		// The process is gone; the wait below ends a descendant's hold on
+		// its stdout.
 	case <-b.primaryDone():
 		b.log.Debug("host closed the connection; stopping agent", "host", b.primaryID(), "grace", b.opts.GracePeriod)
+		b.permissions().Stopping("the IDE closed the connection; acpmux is stopping")
 		b.closeAgentInput()
 		b.agent.Stop(ctx, b.opts.GracePeriod)
 	case <-ctx.Done():
 		b.log.Info("stopping agent", "cause", context.Cause(ctx))
+		b.permissions().Stopping("acpmux is stopping: " + context.Cause(ctx).Error())
 		b.closeAgentInput()
 		b.agent.Stop(ctx, b.opts.GracePeriod)
 	}

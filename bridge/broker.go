@@ -145,6 +145,15 @@ func (r *BrokerRouter) SessionStarted(sid, cwd string) { r.br.TrackSession(sid, 
 // HostAttached implements PermissionRouter.
 func (r *BrokerRouter) HostAttached(sid string, h *Host) { r.br.AddPresenter(sid, hostPresenter{h, r}) }
 
+// Stopping implements PermissionRouter: every open decision of every
+// session is cancelled (the agent gets "cancelled"), so that no answer is
+// journalled as delivered to an agent that is being shut down.
+func (r *BrokerRouter) Stopping(reason string) {
+	for _, s := range r.br.Sessions() {
+		r.br.CancelSession(s.SessionID, reason)
+	}
+}
+
 // AgentExited implements PermissionRouter.
 func (r *BrokerRouter) AgentExited() { r.br.AgentExited() }
 

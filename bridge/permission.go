@@ -38,6 +38,9 @@ type PermissionRouter interface {
 	HostAttached(sid string, h *Host)
 	// AgentExited closes every open decision: the agent is gone.
 	AgentExited()
+	// Stopping closes every open decision because acpmux is shutting
+	// down (the IDE left, or a signal): no answer could reach the agent.
+	Stopping(reason string)
 }
 
 // PermissionRequest is one session/request_permission from the agent.
@@ -118,3 +121,4 @@ func (noRouter) ToolCallUpdate(string, []byte)              {}
 func (noRouter) SessionStarted(string, string)              {}
 func (noRouter) HostAttached(string, *Host)                 {}
 func (noRouter) AgentExited()                               {}
+func (noRouter) Stopping(string)                            {}

@@ -220,6 +220,10 @@ func (b *Bridge) agentCancel(params []byte) {
 // closes every open confirmation.
 func (b *Bridge) agentExited() {
 	b.mu.Lock()
+	if b.agentGone {
+		b.mu.Unlock()
+		return
+	}
 	b.agentGone = true
 	calls := b.calls
 	b.calls = map[string]*call{}

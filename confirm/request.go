@@ -254,16 +254,31 @@ func displayedText(s *Snapshot) string {
 func visible(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		switch {
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0),
-			r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e,
-			r >= 0x2066 && r <= 0x2069, r == 0xfeff:
+		if hiddenRune(r) {
 			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
+		} else {
 			b.WriteRune(r)
 		}
 	}
 	return b.String()
+}
+
+// hiddenRune reports whether r can hide or reorder what a person reads:
+// C0 and C1 controls, soft hyphen, bidi controls (U+061C, U+200E/F,
+// U+202A–202E, U+2066–2069), zero-width and invisible operators
+// (U+200B–200D, U+2060–2064, U+FEFF), line and paragraph separators
+// (U+2028/9), Hangul fillers, variation selectors and tag characters
+// (reliability.md D55). The page's script escapes the same set.
+func hiddenRune(r rune) bool {
+	switch {
+	case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0), r == 0xad, r == 0x61c,
+		r == 0x115f, r == 0x1160, r == 0x17b4, r == 0x17b5, r == 0x180e,
+		r >= 0x200b && r <= 0x200f, r == 0x2028, r == 0x2029, r >= 0x202a && r <= 0x202e,
+		r >= 0x2060 && r <= 0x206f, r == 0x3164, r >= 0xfe00 && r <= 0xfe0f, r == 0xfeff,
+		r == 0xffa0, r >= 0xfff0 && r <= 0xfffb, r >= 0xe0000 && r <= 0xe007f, r >= 0xe0100 && r <= 0xe01ef:
+		return true
+	}
+	return false
 }
 
 func sha256Hex(b []byte) string {

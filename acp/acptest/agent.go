@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -69,6 +70,9 @@ func MaybeRunAgent() {
 //	sleep DURATION  pause (time.ParseDuration)
 //	waiteof         read and log lines until stdin closes
 //	exit CODE       exit with CODE at once
+//	closestdout     close stdout (the agent lives on)
+//	spawn ARGS      start ARGS as a child that inherits stdout and is not
+//	                waited for (a descendant holding the pipe open)
 //
 // Empty lines and lines starting with "#" are ignored. At the end of the
 // script the agent exits 0.
@@ -134,6 +138,18 @@ func RunAgent(script string, in io.Reader, out, errw io.Writer, log io.Writer) i
 				if _, err := readLine(r, log); err != nil {
 					break
 				}
+			}
+		case "closestdout":
+			w.Flush()
+			if f, ok := out.(*os.File); ok {
+				f.Close()
+			}
+		case "spawn":
+			args := strings.Fields(arg)
+			cmd := exec.Command(args[0], args[1:]...)
+			cmd.Stdout = out
+			if err := cmd.Start(); err != nil {
+				return fail("%v", err)
 			}
 		case "exit":
 			code, _ := strconv.Atoi(arg)
