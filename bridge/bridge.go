@@ -44,6 +44,9 @@ type Bridge struct {
 	permWG sync.WaitGroup // permission goroutines
 	nextID atomic.Int64   // bridge ids of host → agent requests
 	seq    atomic.Int64   // occurrence numbers of agent requests
+	// readBlockedSince is when the agent reader started waiting for input
+	// (Unix ns), 0 while it is processing a message.
+	readBlockedSince atomic.Int64
 
 	mu      sync.Mutex // guards the fields below
 	hosts   []*Host
@@ -180,13 +183,7 @@ func (b *Bridge) Run(ctx context.Context) int {
 	}
 	<-b.agent.Exited()
 	b.agent.Signal(syscall.SIGKILL) // anything the agent left in its process group
-	select {
-	case <-readDone:
-	case <-time.After(b.opts.GracePeriod):
-		// A descendant outside the process group holds stdout open.
-		b.agent.closeStdout()
-		<-readDone
-	}
+	b.awaitStdout(readDone)
 	b.agentExited()
 	b.permWG.Wait()
 	wg.Wait()
@@ -195,6 +192,28 @@ func (b *Bridge) Run(ctx context.Context) int {
 	code := b.agent.ExitCode()
 	b.log.Debug("agent exited", "status", code, "non_json_lines", b.stats.nonJSON.Load(), "dropped", b.stats.dropped.Load())
 	return code
+}
+
+// awaitStdout waits, once the agent process has exited, until its stdout
+// is read to the end. A descendant outside the process group may hold the
+// pipe open: when a read has waited for more than the grace period, the
+// pipe is closed. A long message still being processed is not cut short.
+func (b *Bridge) awaitStdout(readDone <-chan struct{}) {
+	tick := time.NewTicker(b.opts.GracePeriod/4 + time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-readDone:
+			return
+		case <-tick.C:
+			if t := b.readBlockedSince.Load(); t != 0 && time.Since(time.Unix(0, t)) > b.opts.GracePeriod {
+				b.log.Warn("agent exited but a process it started holds its stdout open; closing it")
+				b.agent.closeStdout()
+				<-readDone
+				return
+			}
+		}
+	}
 }
 
 func (b *Bridge) primaryDone() <-chan struct{} {

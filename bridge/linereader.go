@@ -17,8 +17,9 @@ var ErrLineTooLong = errors.New("line too long")
 
 // lineReader reads newline-delimited messages of at most max bytes.
 type lineReader struct {
-	r   *bufio.Reader
-	max int
+	r    *bufio.Reader
+	max  int
+	skip bool // the current line went over the cap: discard up to its end
 }
 
 func newLineReader(r io.Reader, max int) *lineReader {
@@ -49,6 +50,12 @@ func (lr *lineReader) next() ([]byte, error) {
 }
 
 func (lr *lineReader) read() ([]byte, error) {
+	if lr.skip {
+		lr.skip = false
+		if _, err := lr.discard(); err != nil {
+			return nil, err
+		}
+	}
 	frag, err := lr.r.ReadSlice('\n')
 	if err == nil || !errors.Is(err, bufio.ErrBufferFull) {
 		out := make([]byte, len(frag))
@@ -60,14 +67,16 @@ func (lr *lineReader) read() ([]byte, error) {
 		frag, err = lr.r.ReadSlice('\n')
 		size := len(buf) + len(frag)
 		if err == nil {
-			size-- // the "\n" is not part of the message
+			size-- // the "\n" is not part of the message, nor a "\r" before it
+			if n := len(frag); n >= 2 && frag[n-2] == '\r' || n == 1 && buf[len(buf)-1] == '\r' {
+				size--
+			}
 		}
 		if size > lr.max {
-			buf = nil
-			if errors.Is(err, bufio.ErrBufferFull) {
-				size += lr.discard()
-			}
-			return nil, fmt.Errorf("%w: %d bytes or more, the cap is %d (--max-line-bytes)", ErrLineTooLong, size, lr.max)
+			// Report at once, before the rest of the line arrives (a
+			// writer may never send its newline); the next read skips it.
+			lr.skip = errors.Is(err, bufio.ErrBufferFull)
+			return nil, fmt.Errorf("%w: more than %d bytes, the cap is %d (--max-line-bytes)", ErrLineTooLong, lr.max, lr.max)
 		}
 		buf = append(buf, frag...)
 		if !errors.Is(err, bufio.ErrBufferFull) {
@@ -76,15 +85,14 @@ func (lr *lineReader) read() ([]byte, error) {
 	}
 }
 
-// discard skips to the end of the current line and returns how many bytes
-// it skipped.
-func (lr *lineReader) discard() int {
+// discard skips to the end of the current line.
+func (lr *lineReader) discard() (int, error) {
 	n := 0
 	for {
 		frag, err := lr.r.ReadSlice('\n')
 		n += len(frag)
 		if !errors.Is(err, bufio.ErrBufferFull) {
-			return n
+			return n, err
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/acpmux/acpmux/acp"
 )
@@ -15,7 +16,9 @@ import (
 // over the cap (a protocol failure that stops the agent).
 func (b *Bridge) readAgent() {
 	for {
+		b.readBlockedSince.Store(time.Now().UnixNano())
 		msg, err := b.agent.conn.ReadMessage()
+		b.readBlockedSince.Store(0)
 		if errors.Is(err, ErrLineTooLong) {
 			b.log.Error("agent message too large; stopping the agent", "err", err)
 			b.setAgentFailure(fmt.Errorf("agent message too large: %v", err))
