@@ -13,6 +13,11 @@ import (
 // queue holds before a remote host is disconnected as too slow.
 const DefaultHostQueueLen = 4096
 
+// DefaultHostQueueBytes bounds the bytes queued for one host (64 MiB): past
+// it a blocking host makes the agent wait and a remote host is
+// disconnected. One message larger than that still goes through alone.
+const DefaultHostQueueBytes = 64 << 20
+
 // ErrHostTooSlow is the cause recorded for a host disconnected because its
 // bounded writer queue was full.
 var ErrHostTooSlow = errors.New("host too slow: writer queue full")
@@ -30,11 +35,14 @@ type Host struct {
 	// Blocking makes a full queue wait instead of disconnecting the host.
 	Blocking bool
 
-	conn  Conn
-	queue chan []byte
-	gone  chan struct{} // closed when the host is disconnected
-	flush chan struct{} // closed to ask the writer to drain and stop
-	wdone chan struct{} // closed when the writer has stopped
+	conn     Conn
+	queue    chan []byte
+	queued   atomic.Int64  // bytes in queue
+	maxBytes int64         // bound on queued
+	space    chan struct{} // the writer freed some bytes
+	gone     chan struct{} // closed when the host is disconnected
+	flush    chan struct{} // closed to ask the writer to drain and stop
+	wdone    chan struct{} // closed when the writer has stopped
 
 	goneOnce, flushOnce sync.Once
 	cause               atomic.Value // error: why the host is gone
@@ -63,6 +71,8 @@ func NewHost(id string, conn Conn, blocking bool, queueLen int) *Host {
 	return &Host{
 		ID: id, Blocking: blocking, conn: conn,
 		queue:    make(chan []byte, queueLen),
+		maxBytes: DefaultHostQueueBytes,
+		space:    make(chan struct{}, 1),
 		gone:     make(chan struct{}),
 		flush:    make(chan struct{}),
 		wdone:    make(chan struct{}),
@@ -83,13 +93,24 @@ func (h *Host) Err() error {
 }
 
 // send queues msg for the host. It reports false when the host is gone or,
-// for a non-blocking host, was just disconnected because its queue is full.
+// for a non-blocking host, was just disconnected because its queue (in
+// messages or in bytes) is full. A blocking host makes the caller wait.
 func (h *Host) send(msg []byte) bool {
+	n := int64(len(msg))
 	if h.Blocking {
+		for q := h.queued.Load(); q > 0 && q+n > h.maxBytes; q = h.queued.Load() {
+			select {
+			case <-h.space:
+			case <-h.gone:
+				return false
+			}
+		}
+		h.queued.Add(n)
 		select {
 		case h.queue <- msg:
 			return true
 		case <-h.gone:
+			h.queued.Add(-n)
 			return false
 		}
 	}
@@ -98,12 +119,31 @@ func (h *Host) send(msg []byte) bool {
 		return false
 	default:
 	}
+	if q := h.queued.Load(); q > 0 && q+n > h.maxBytes {
+		h.disconnect(ErrHostTooSlow)
+		return false
+	}
+	h.queued.Add(n)
 	select {
 	case h.queue <- msg:
 		return true
 	default:
+		h.queued.Add(-n)
 		h.disconnect(ErrHostTooSlow)
 		return false
+	}
+}
+
+// written accounts for a batch the writer has written.
+func (h *Host) written(batch [][]byte) {
+	var n int64
+	for _, m := range batch {
+		n += int64(len(m))
+	}
+	h.queued.Add(-n)
+	select {
+	case h.space <- struct{}{}:
+	default:
 	}
 }
 
@@ -138,6 +178,7 @@ func (h *Host) writeLoop() {
 				h.disconnect(err)
 				return
 			}
+			h.written(batch)
 			clear(batch)
 		case <-h.gone:
 			return

@@ -50,3 +50,43 @@ func TestLineReaderLimits(t *testing.T) {
 		t.Fatalf("after the end: %v, want io.EOF", err)
 	}
 }
+
+// TestBlockingHostQueueIsBoundedInBytes: a blocking host that stops reading
+// makes its sender wait once DefaultHostQueueBytes are queued, instead of
+// buffering without bound.
+func TestBlockingHostQueueIsBoundedInBytes(t *testing.T) {
+	stall := make(chan struct{})
+	h := NewHost("ide", stallConn{stall}, true, 0)
+	go h.writeLoop()
+	defer func() { close(stall); h.disconnect(errBridgeClosed) }()
+	msg := bytes.Repeat([]byte("z"), 1<<20)
+	sent := make(chan int, 1)
+	go func() {
+		n := 0
+		for h.send(msg) {
+			n++
+			select {
+			case sent <- n:
+			default:
+				<-sent
+				sent <- n
+			}
+		}
+	}()
+	time.Sleep(300 * time.Millisecond) // let the sender run into the bound
+	n := <-sent
+	// One message is in the stalled writer; the queue holds at most 64 MiB.
+	if limit := DefaultHostQueueBytes>>20 + 2; n > limit {
+		t.Errorf("%d MiB queued for a host that does not read, want at most %d", n, limit)
+	}
+	if q := h.queued.Load(); q > DefaultHostQueueBytes+1<<20 {
+		t.Errorf("queued bytes %d over the bound", q)
+	}
+}
+
+// stallConn never finishes a write until stall is closed.
+type stallConn struct{ stall chan struct{} }
+
+func (c stallConn) ReadMessage() ([]byte, error) { <-c.stall; return nil, io.EOF }
+func (c stallConn) WriteMessages([][]byte) error { <-c.stall; return io.ErrClosedPipe }
+func (c stallConn) Close() error                 { return nil }
