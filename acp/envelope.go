@@ -64,7 +64,7 @@ var ErrNotJSON = errors.New("not a JSON value")
 // Safe for concurrent use; allocates only for escaped member names.
 func Parse(line []byte) (Envelope, error) {
 	var env Envelope
-	if !json.Valid(line) {
+	if !valid(line) {
 		return env, ErrNotJSON
 	}
 	i := skipSpace(line, 0)
@@ -78,7 +78,7 @@ func Parse(line []byte) (Envelope, error) {
 		key := line[i+1 : kEnd-1]
 		if bytes.IndexByte(key, '\\') >= 0 {
 			var s string
-			_ = json.Unmarshal(line[i:kEnd], &s) // valid by json.Valid
+			_ = json.Unmarshal(line[i:kEnd], &s) // valid: checked first
 			key = []byte(s)
 		}
 		i = skipSpace(line, kEnd)
@@ -229,7 +229,7 @@ func skipString(b []byte, i int) int {
 }
 
 // skipValue returns the index after the JSON value starting at b[i]. b must
-// be valid JSON (checked by json.Valid first).
+// be valid JSON (checked by valid first).
 func skipValue(b []byte, i int) int {
 	switch b[i] {
 	case '"':

@@ -131,3 +131,19 @@ func FuzzEnvelope(f *testing.F) {
 		}
 	})
 }
+
+// FuzzValid: the fast validator the envelope parser uses agrees with
+// encoding/json.Valid on every input (a differential fuzz test).
+func FuzzValid(f *testing.F) {
+	for _, tt := range parseTests {
+		f.Add([]byte(tt.line))
+	}
+	for _, s := range []string{`1e999`, `"\ud800"`, "\"\x01\"", `[1,]`, `{"a":1,}`, `-`, `01`, `1.`, `.5`, `"\x"`, `tru`, `nul`, "\"\xff\"", ` {} `, `{} {}`, `[[[[]]]]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := acp.Valid(b), json.Valid(b); got != want {
+			t.Fatalf("valid(%q) = %v, encoding/json says %v", b, got, want)
+		}
+	})
+}

@@ -44,9 +44,10 @@ type Bridge struct {
 	permWG sync.WaitGroup // permission goroutines
 	nextID atomic.Int64   // bridge ids of host → agent requests
 	seq    atomic.Int64   // occurrence numbers of agent requests
-	// readBlockedSince is when the agent reader started waiting for input
-	// (Unix ns), 0 while it is processing a message.
-	readBlockedSince atomic.Int64
+	// reads counts the agent reader's reads; inRead is set while it waits
+	// for input (awaitStdout tells a stuck pipe from a busy reader).
+	reads  atomic.Int64
+	inRead atomic.Bool
 
 	mu      sync.Mutex // guards the fields below
 	hosts   []*Host
@@ -201,12 +202,17 @@ func (b *Bridge) Run(ctx context.Context) int {
 func (b *Bridge) awaitStdout(readDone <-chan struct{}) {
 	tick := time.NewTicker(b.opts.GracePeriod/4 + time.Millisecond)
 	defer tick.Stop()
+	last, since := b.reads.Load(), time.Now()
 	for {
 		select {
 		case <-readDone:
 			return
-		case <-tick.C:
-			if t := b.readBlockedSince.Load(); t != 0 && time.Since(time.Unix(0, t)) > b.opts.GracePeriod {
+		case now := <-tick.C:
+			if n := b.reads.Load(); n != last || !b.inRead.Load() {
+				last, since = n, now
+				continue
+			}
+			if now.Sub(since) > b.opts.GracePeriod {
 				b.log.Warn("agent exited but a process it started holds its stdout open; closing it")
 				b.agent.closeStdout()
 				<-readDone

@@ -9,14 +9,19 @@ import (
 // DefaultReplayMaxBytes bounds one session's replay log: 16 MiB.
 const DefaultReplayMaxBytes = 16 << 20
 
+// replayBlock is the size of the blocks coalesced chunk text is kept in.
+const replayBlock = 64 << 10
+
 // replayLog keeps a session's session/update notifications for hosts that
 // attach later. Consecutive plain text chunks of one message
 // (agent_message_chunk, user_message_chunk, agent_thought_chunk with the
 // same messageId and nothing but sessionId, sessionUpdate, content
 // {type:"text", text} and messageId) are coalesced by appending their raw,
-// still JSON-escaped text, so a turn of 200,000 chunks costs one entry and
-// amortised O(1) per chunk. Any other notification is kept byte-for-byte.
-// When the log is over its byte budget the oldest entries are dropped.
+// still JSON-escaped text to fixed-size blocks, so a turn of 200,000 chunks
+// is one entry and costs O(1) per chunk with no copying of what came
+// before. Any other notification is kept byte-for-byte. Over its byte
+// budget the log drops its oldest entries, and a single run too long for
+// the budget drops its oldest text blocks.
 type replayLog struct {
 	entries []replayEntry
 	head    int // index of the oldest kept entry
@@ -30,10 +35,31 @@ type replayEntry struct {
 }
 
 type chunkRun struct {
-	session   []byte // raw sessionId value
-	kind      string
-	messageID []byte // raw messageId value, nil when absent
-	text      []byte // JSON-escaped text, without quotes
+	session   []byte   // raw sessionId value
+	kind      string   // sessionUpdate
+	messageID []byte   // raw messageId value, nil when absent
+	text      [][]byte // JSON-escaped text, without quotes, in blocks
+	size      int      // bytes in text
+}
+
+// add appends the escaped text of one chunk. A chunk is never split
+// across blocks, so every block boundary falls between whole chunks: a
+// dropped block never leaves half an escape sequence behind.
+func (c *chunkRun) add(text []byte) {
+	c.size += len(text)
+	n := len(c.text)
+	if n == 0 || len(c.text[n-1])+len(text) > cap(c.text[n-1]) {
+		c.text = append(c.text, make([]byte, 0, max(replayBlock, len(text))))
+		n++
+	}
+	c.text[n-1] = append(c.text[n-1], text...)
+}
+
+// dropBlock drops the oldest text block.
+func (c *chunkRun) dropBlock() {
+	c.size -= len(c.text[0])
+	c.text[0] = nil
+	c.text = c.text[1:]
 }
 
 func newReplayLog(max int) *replayLog {
@@ -48,18 +74,28 @@ var chunkKinds = map[string]bool{"agent_message_chunk": true, "user_message_chun
 // append records notification msg with params and their member update
 // (nil: take it from params).
 func (l *replayLog) append(msg, params, update []byte) {
+	var p [2]acp.Span
+	_, others := acp.Members(params, paramsMembers, p[:])
 	if update == nil {
-		update = acp.MemberBytes(params, "update")
+		update = p[1].Bytes(params)
 	}
-	if run := chunkOf(params, update); run != nil {
-		if last := l.last(); last != nil && last.chunk != nil && last.chunk.kind == run.kind &&
-			bytes.Equal(last.chunk.messageID, run.messageID) && bytes.Equal(last.chunk.session, run.session) {
-			last.chunk.text = append(last.chunk.text, run.text...)
-			l.bytes += len(run.text)
+	l.appendParsed(msg, p[0].Bytes(params), update, !others)
+}
+
+// appendParsed is append with params already split: sid is the raw
+// sessionId, plain reports that params hold nothing but sessionId and
+// update.
+func (l *replayLog) appendParsed(msg, sid, update []byte, plain bool) {
+	if kind, mid, text, ok := chunkOf(update, plain); ok {
+		if last := l.last(); last != nil && last.chunk != nil && last.chunk.kind == kind &&
+			bytes.Equal(last.chunk.messageID, mid) && bytes.Equal(last.chunk.session, sid) {
+			last.chunk.add(text)
+			l.bytes += len(text)
 		} else {
-			run.text = append([]byte(nil), run.text...)
+			run := &chunkRun{session: sid, kind: kind, messageID: mid}
+			run.add(text)
 			l.entries = append(l.entries, replayEntry{chunk: run})
-			l.bytes += len(run.text) + 128
+			l.bytes += len(text) + 128
 		}
 	} else {
 		l.entries = append(l.entries, replayEntry{raw: msg})
@@ -68,36 +104,31 @@ func (l *replayLog) append(msg, params, update []byte) {
 	l.evict()
 }
 
-// chunkOf returns the chunk run a notification with these params (and
-// their member update) would start, or nil if it must be kept as it is.
-func chunkOf(params, update []byte) *chunkRun {
+// chunkOf reports whether a notification whose params are plain (nothing
+// but sessionId and update) with this update is a plain text chunk, and
+// returns its parts.
+func chunkOf(update []byte, plain bool) (kind string, mid, text []byte, ok bool) {
+	if !plain {
+		return
+	}
 	var u [3]acp.Span
 	if _, others := acp.Members(update, updateMembers, u[:]); others {
-		return nil
+		return
 	}
-	kind, _ := acp.StringValue(u[0].Bytes(update))
+	kind, _ = acp.StringValue(u[0].Bytes(update))
 	if !chunkKinds[kind] {
-		return nil
-	}
-	var p [2]acp.Span
-	if _, others := acp.Members(params, paramsMembers, p[:]); others {
-		return nil
+		return
 	}
 	content := u[1].Bytes(update)
 	var c [2]acp.Span
 	if _, others := acp.Members(content, contentMembers, c[:]); others || string(c[0].Bytes(content)) != `"text"` {
-		return nil
+		return
 	}
-	text := c[1].Bytes(content)
-	if len(text) < 2 || text[0] != '"' {
-		return nil
+	t := c[1].Bytes(content)
+	if len(t) < 2 || t[0] != '"' {
+		return
 	}
-	return &chunkRun{
-		session:   p[0].Bytes(params),
-		kind:      kind,
-		messageID: u[2].Bytes(update),
-		text:      text[1 : len(text)-1],
-	}
+	return kind, u[2].Bytes(update), t[1 : len(t)-1], true
 }
 
 var (
@@ -113,17 +144,25 @@ func (l *replayLog) last() *replayEntry {
 	return &l.entries[len(l.entries)-1]
 }
 
-// evict drops the oldest entries while over budget, keeping the newest.
+// evict drops the oldest entries while over budget, keeping the newest;
+// a newest entry that alone is over budget loses its oldest text blocks.
 func (l *replayLog) evict() {
 	for l.bytes > l.max && len(l.entries)-l.head > 1 {
 		e := l.entries[l.head]
 		if e.chunk != nil {
-			l.bytes -= len(e.chunk.text) + 128
+			l.bytes -= e.chunk.size + 128
 		} else {
 			l.bytes -= len(e.raw)
 		}
 		l.entries[l.head] = replayEntry{}
 		l.head++
+	}
+	if last := l.last(); last != nil && last.chunk != nil {
+		for l.bytes > l.max && len(last.chunk.text) > 1 {
+			before := last.chunk.size
+			last.chunk.dropBlock()
+			l.bytes -= before - last.chunk.size
+		}
 	}
 	if l.head > 1024 && l.head*2 > len(l.entries) {
 		l.entries = append([]replayEntry(nil), l.entries[l.head:]...)
@@ -141,10 +180,13 @@ func (l *replayLog) messages() [][]byte {
 		}
 		c := e.chunk
 		var m bytes.Buffer
+		m.Grow(c.size + 160)
 		m.WriteString(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":`)
 		m.Write(c.session)
 		m.WriteString(`,"update":{"sessionUpdate":"` + c.kind + `","content":{"type":"text","text":"`)
-		m.Write(c.text)
+		for _, blk := range c.text {
+			m.Write(blk)
+		}
 		m.WriteString(`"}`)
 		if c.messageID != nil {
 			m.WriteString(`,"messageId":`)

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/acpmux/acpmux/acp"
 )
@@ -16,9 +15,10 @@ import (
 // over the cap (a protocol failure that stops the agent).
 func (b *Bridge) readAgent() {
 	for {
-		b.readBlockedSince.Store(time.Now().UnixNano())
+		b.inRead.Store(true)
 		msg, err := b.agent.conn.ReadMessage()
-		b.readBlockedSince.Store(0)
+		b.inRead.Store(false)
+		b.reads.Add(1)
 		if errors.Is(err, ErrLineTooLong) {
 			b.log.Error("agent message too large; stopping the agent", "err", err)
 			b.setAgentFailure(fmt.Errorf("agent message too large: %v", err))
@@ -107,8 +107,9 @@ func (b *Bridge) agentNotification(msg []byte, env acp.Envelope) {
 		return
 	}
 	var p [2]acp.Span
-	acp.Members(params, paramsMembers, p[:])
-	sid, _ := acp.StringValue(p[0].Bytes(params))
+	_, others := acp.Members(params, paramsMembers, p[:])
+	sidRaw := p[0].Bytes(params)
+	sid, _ := acp.StringValue(sidRaw)
 	var update []byte
 	if env.Method == acp.MethodSessionUpdate {
 		update = p[1].Bytes(params)
@@ -118,7 +119,7 @@ func (b *Bridge) agentNotification(msg []byte, env acp.Envelope) {
 	if s := b.sessions[sid]; s != nil {
 		hosts = s.hosts
 		if update != nil {
-			s.replay.append(msg, params, update)
+			s.replay.appendParsed(msg, sidRaw, update, !others)
 		}
 	}
 	b.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strings"
 )
@@ -31,6 +32,17 @@ var commands = map[string]command{}
 func register(c command) { commands[c.name] = c }
 
 func main() {
+	// ACPMUX_CPUPROFILE=FILE writes a CPU profile of the whole run (go tool
+	// pprof), for performance work; see bench/README.md.
+	if p := os.Getenv("ACPMUX_CPUPROFILE"); p != "" {
+		if f, err := os.Create(p); err == nil {
+			pprof.StartCPUProfile(f)
+			code := Main(os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})
+			pprof.StopCPUProfile()
+			f.Close()
+			os.Exit(code)
+		}
+	}
 	os.Exit(Main(os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr}))
 }
 
