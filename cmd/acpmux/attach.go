@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/signal"
@@ -39,17 +40,11 @@ Flags:
 
 func attachMain(args []string, s stdio) int {
 	fs := flag.NewFlagSet("attach", flag.ContinueOnError)
-	fs.SetOutput(s.err)
 	tokenFile := fs.String("token-file", "", "file with the bearer token of the acpmux to attach to (default $XDG_STATE_HOME/acpmux/token)")
 	maxLine := fs.Int("max-line-bytes", 64<<20, "largest message accepted in either direction, in bytes")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), attachUsage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			fs.SetOutput(s.out)
-			fs.Usage()
-			return 0
-		}
-		return 2
+	help := func(w io.Writer) { fmt.Fprint(w, attachUsage); writeFlags(w, fs) }
+	if done, code := parseArgs("attach", fs, s, help, func() error { return fs.Parse(args) }); done {
+		return code
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintln(s.err, "acpmux attach: want exactly one URL; usage: acpmux attach [flags] URL")

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -66,26 +65,19 @@ func (f *decisionsFlags) register(fs *flag.FlagSet) {
 
 func decisionsMain(args []string, s stdio) int {
 	fs := flag.NewFlagSet("decisions", flag.ContinueOnError)
-	fs.SetOutput(s.err)
 	var f decisionsFlags
 	f.register(fs)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), decisionsUsage)
-		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), decisionsExamples)
+	help := func(w io.Writer) {
+		fmt.Fprint(w, decisionsUsage)
+		writeFlags(w, fs)
+		fmt.Fprint(w, decisionsExamples)
 	}
-	pos, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		fs.SetOutput(s.out)
-		fs.Usage()
-		return 0
-	}
-	if err != nil {
-		return 2
+	var pos []string
+	if done, code := parseArgs("decisions", fs, s, help, func() (err error) { pos, err = parseInterleaved(fs, args); return err }); done {
+		return code
 	}
 	if len(pos) == 0 {
-		fmt.Fprint(s.err, "acpmux decisions: missing subcommand (list, show or answer)\n\n")
-		fs.Usage()
+		fmt.Fprint(s.err, "acpmux decisions: missing subcommand (list, show or answer)\nRun 'acpmux decisions --help' for usage.\n")
 		return 2
 	}
 	if msg := f.check(pos); msg != "" {

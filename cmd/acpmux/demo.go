@@ -36,18 +36,22 @@ Flags:
 
 func demoMain(args []string, s stdio) int {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(s.err)
 	var f relayFlags
 	f.register(fs)
+	fs.Lookup("state").DefValue = ":memory:"
+	fs.Lookup("state").Usage = "decision store: a SQLite file, or :memory: to keep nothing on disk"
 	choose := fs.String("choose", "ask", "how the terminal host answers permission requests: ask (read a number from stdin), allow or reject")
 	prompt := fs.String("prompt", "Please fix the failing test.", "the prompt sent to the demo agent")
-	fs.Usage = func() { fmt.Fprint(fs.Output(), demoUsage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			fs.SetOutput(s.out)
-			fs.Usage()
-			return 0
-		}
+	help := func(w io.Writer) { fmt.Fprint(w, demoUsage); writeFlags(w, fs) }
+	if done, code := parseArgs("demo", fs, s, help, func() error { return fs.Parse(args) }); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(s.err, "acpmux demo: unexpected argument %q\nRun 'acpmux demo --help' for usage.\n", fs.Arg(0))
+		return 2
+	}
+	if err := f.validate(); err != nil {
+		fmt.Fprintln(s.err, "acpmux demo:", err)
 		return 2
 	}
 	if *choose != "ask" && *choose != "allow" && *choose != "reject" {

@@ -35,7 +35,7 @@ func (f *relayFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow --listen on a non-loopback address (logs a warning; the token is still required)")
 	fs.StringVar(&f.tokenFile, "token-file", "", "bearer token file for --listen: read if it exists and is not empty, else a fresh 256-bit token is written there (mode 0600) (default $XDG_STATE_HOME/acpmux/token)")
 	fs.StringVar(&f.state, "state", "", "decision store: a SQLite file, or :memory: to keep nothing on disk (default $XDG_STATE_HOME/acpmux/state.db)")
-	fs.DurationVar(&f.decisionTimeout, "decision-timeout", confirm.DefaultTimeout, "how long a permission request waits for an answer before it fails closed (at most 24h)")
+	fs.DurationVar(&f.decisionTimeout, "decision-timeout", confirm.DefaultTimeout, "how long a permission request waits for an answer before it fails closed (at most 24h; 0 means the default)")
 	f.gate.register(fs)
 }
 
@@ -54,9 +54,26 @@ type relay struct {
 
 // startRelay starts the agent argv and everything around it. On error
 // nothing is left running.
+// validate checks the flags that need no I/O; an error is a usage error
+// (exit status 2). A --decision-timeout of 0 means the default.
+func (f *relayFlags) validate() error {
+	if f.decisionTimeout == 0 {
+		f.decisionTimeout = confirm.DefaultTimeout
+	}
+	if err := confirm.CheckTimeout(f.decisionTimeout); err != nil {
+		return fmt.Errorf("--decision-timeout %v: must be more than 0 and at most %v (0 means the default, %v)", f.decisionTimeout, confirm.MaxTimeout, confirm.DefaultTimeout)
+	}
+	if f.listen != "" {
+		if _, err := httpapi.CheckListenAddr(f.listen, f.allowRemote); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger) (*relay, error) {
-	if err := confirm.CheckTimeout(f.decisionTimeout); err != nil || f.decisionTimeout == 0 {
-		return nil, fmt.Errorf("--decision-timeout %v: must be more than 0 and at most %v", f.decisionTimeout, confirm.MaxTimeout)
+	if err := f.validate(); err != nil {
+		return nil, err
 	}
 	gate, err := f.gate.load(argv)
 	if err != nil {
@@ -156,6 +173,9 @@ func (r *relay) listen(f *relayFlags, broker *confirm.Broker) error {
 		Handler: httpapi.New(broker, httpapi.Options{Addr: ln.Addr().String(), Token: token, Version: version,
 			Logger: r.log, Routes: routes}),
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute, // idle keep-alive connections do not pile up
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(r.log.Handler(), slog.LevelWarn),
 	}
 	base := "http://" + ln.Addr().String()
 	r.log.Info("decisions API listening", "url", base+"/v1/capabilities", "acp", "ws://"+ln.Addr().String()+"/acp", "token_file", tokenFile)

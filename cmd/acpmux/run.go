@@ -51,21 +51,19 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 
 func runMain(args []string, s stdio) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(s.err)
 	var f relayFlags
 	f.register(fs)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), runUsage)
-		fs.PrintDefaults()
-		fmt.Fprint(fs.Output(), "\nExample (Zed settings.json):\n"+zedExample)
-	}
 	flagArgs, argv, _ := splitDashDash(args)
-	if err := fs.Parse(flagArgs); err != nil {
-		if err == flag.ErrHelp {
-			fs.SetOutput(s.out)
-			fs.Usage()
-			return 0
-		}
+	help := func(w io.Writer) {
+		fmt.Fprint(w, runUsage)
+		writeFlags(w, fs)
+		fmt.Fprint(w, "\nExample (Zed settings.json):\n"+zedExample)
+	}
+	if done, code := parseArgs("run", fs, s, help, func() error { return fs.Parse(flagArgs) }); done {
+		return code
+	}
+	if err := f.validate(); err != nil {
+		fmt.Fprintln(s.err, "acpmux run:", err)
 		return 2
 	}
 	if len(argv) == 0 {
