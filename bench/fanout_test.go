@@ -21,7 +21,7 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-var listenRe = regexp.MustCompile(`url=http://([^/ ]+)/`)
+var listenRe = regexp.MustCompile(`url=http://([^/ ]+)`)
 
 // BenchmarkFanout floods a prompt turn of 200,000 session/update
 // notifications (bench/floodagent) through "acpmux run --listen" to 1, 8 and

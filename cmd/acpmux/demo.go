@@ -111,7 +111,60 @@ type terminalHost struct {
 	in     *bufio.Reader
 	choose string
 	wg     sync.WaitGroup // permission prompts being answered
-	mu     sync.Mutex     // guards out and in
+	mu     sync.Mutex     // guards out and pending
+
+	pending   map[string]chan struct{} // request id → closed when withdrawn
+	linesOnce sync.Once
+	lineCh    chan string // stdin lines; closed at EOF
+}
+
+// track returns the channel closed when request id is withdrawn.
+func (h *terminalHost) track(id string) <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.pending == nil {
+		h.pending = map[string]chan struct{}{}
+	}
+	c := make(chan struct{})
+	h.pending[id] = c
+	return c
+}
+
+func (h *terminalHost) untrack(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.pending, id)
+}
+
+// cancel withdraws request id ($/cancel_request from acpmux).
+func (h *terminalHost) cancel(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c, ok := h.pending[id]; ok {
+		close(c)
+		delete(h.pending, id)
+	}
+}
+
+// lines returns stdin's lines; the reader runs until stdin ends (the demo's
+// terminal), so a withdrawn prompt need not wait for a line.
+func (h *terminalHost) lines() <-chan string {
+	h.linesOnce.Do(func() {
+		h.lineCh = make(chan string)
+		go func() {
+			defer close(h.lineCh)
+			for {
+				line, err := h.in.ReadString('\n')
+				if line != "" {
+					h.lineCh <- line
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	})
+	return h.lineCh
 }
 
 // session runs initialize, session/new and one prompt turn.
@@ -157,11 +210,33 @@ func (h *terminalHost) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jso
 	case "session/update":
 		h.update(raw)
 	case "session/request_permission":
+		cancel := h.track(req.ID.String())
 		h.wg.Add(1)
 		go func() {
 			defer h.wg.Done()
-			conn.Reply(ctx, req.ID, h.permission(raw))
+			defer h.untrack(req.ID.String())
+			if res := h.permission(raw, cancel); res != nil {
+				conn.Reply(ctx, req.ID, res)
+			} else {
+				conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: -32800, Message: "request cancelled"})
+			}
 		}()
+	case "$/cancel_request":
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		json.Unmarshal(raw, &p)
+		h.cancel(strings.Trim(string(p.RequestID), `"`))
+	case "_acpmux/permission_resolved":
+		var p struct {
+			Status, OptionID, ResolvedBy, Reason string
+		}
+		json.Unmarshal(raw, &p)
+		if p.ResolvedBy != "" && p.ResolvedBy != "terminal" {
+			h.printf("  [answered by %s: %s]\n", p.ResolvedBy, p.OptionID)
+		} else if p.Status != "answered" {
+			h.printf("  [closed: %s (%s); the agent got %q]\n", p.Status, p.Reason, p.OptionID)
+		}
 	default:
 		if !req.Notif {
 			conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "the demo host does not serve " + req.Method})
@@ -196,8 +271,8 @@ func (h *terminalHost) update(raw json.RawMessage) {
 
 // permission shows the request and returns the outcome: the chosen
 // optionId, exactly as offered, or the first reject option when the user
-// gives no valid answer (fail closed).
-func (h *terminalHost) permission(raw json.RawMessage) map[string]any {
+// gives no valid answer (fail closed); nil when acpmux withdrew it first.
+func (h *terminalHost) permission(raw json.RawMessage, withdrawn <-chan struct{}) map[string]any {
 	var p struct {
 		ToolCall struct {
 			Title    string          `json:"title"`
@@ -226,7 +301,6 @@ func (h *terminalHost) permission(raw json.RawMessage) map[string]any {
 	}
 	json.Unmarshal(raw, &p)
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	fmt.Fprintf(h.out, "\n  Permission requested: %s (%s)\n", strconv.Quote(p.ToolCall.Title), p.ToolCall.Kind)
 	if len(p.ToolCall.RawInput) > 0 {
 		fmt.Fprintf(h.out, "  input: %s\n", p.ToolCall.RawInput)
@@ -256,19 +330,29 @@ func (h *terminalHost) permission(raw json.RawMessage) map[string]any {
 			break
 		}
 	}
+	h.mu.Unlock()
 	for pick < 0 && h.choose == "ask" {
-		fmt.Fprintf(h.out, "  Choose 1-%d: ", len(p.Options))
-		line, err := h.in.ReadString('\n')
-		if n, perr := strconv.Atoi(strings.TrimSpace(line)); perr == nil && n >= 1 && n <= len(p.Options) {
-			pick = n - 1
-			break
+		h.printf("  Choose 1-%d: ", len(p.Options))
+		select {
+		case <-withdrawn:
+			h.printf("\n  (withdrawn: answered elsewhere or closed)\n")
+			return nil
+		case line, ok := <-h.lines():
+			if n, perr := strconv.Atoi(strings.TrimSpace(line)); ok && perr == nil && n >= 1 && n <= len(p.Options) {
+				pick = n - 1
+				continue
+			}
+			if !ok {
+				h.printf("\n  (no answer on stdin: rejecting)\n")
+			} else {
+				h.printf("  Please type the number of an option.\n")
+				continue
+			}
 		}
-		if err != nil {
-			fmt.Fprintln(h.out, "\n  (no answer on stdin: rejecting)")
-			break
-		}
-		fmt.Fprintln(h.out, "  Please type the number of an option.")
+		break
 	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if pick < 0 {
 		pick = reject
 	}

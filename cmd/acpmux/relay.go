@@ -178,7 +178,7 @@ func (r *relay) listen(f *relayFlags, broker *confirm.Broker) error {
 		ErrorLog:          slog.NewLogLogger(r.log.Handler(), slog.LevelWarn),
 	}
 	base := "http://" + ln.Addr().String()
-	r.log.Info("decisions API listening", "url", base+"/v1/capabilities", "acp", "ws://"+ln.Addr().String()+"/acp", "token_file", tokenFile)
+	r.log.Info("decisions API listening", "url", base, "acp", "ws://"+ln.Addr().String()+"/acp", "token_file", tokenFile)
 	fmt.Fprintf(r.stderr, "acpmux: approvals page: %s/?token=%s\n", base, token)
 	return nil
 }

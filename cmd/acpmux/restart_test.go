@@ -29,7 +29,7 @@ type runningRelay struct {
 	token  string
 }
 
-var listenRe = regexp.MustCompile(`decisions API listening.*url=http://([^/ ]+)/`)
+var listenRe = regexp.MustCompile(`decisions API listening.*url=http://([^/ ]+)`)
 
 func startRelayProcess(t *testing.T, script string, flags ...string) *runningRelay {
 	t.Helper()
