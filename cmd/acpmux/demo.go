@@ -318,7 +318,7 @@ func (h *terminalHost) permission(raw json.RawMessage, withdrawn <-chan struct{}
 	}
 	reject := -1
 	for i, o := range p.Options {
-		fmt.Fprintf(h.out, "    %d. %s (%s)\n", i+1, o.Name, o.Kind)
+		fmt.Fprintf(h.out, "    %d. %s (%s, optionId %q)\n", i+1, o.Name, o.Kind, o.OptionID)
 		if reject < 0 && strings.HasPrefix(o.Kind, "reject") {
 			reject = i
 		}
