@@ -147,3 +147,19 @@ func FuzzValid(f *testing.F) {
 		}
 	})
 }
+
+func TestDuplicateKey(t *testing.T) {
+	for _, tc := range []struct{ v, want string }{
+		{`{"a":1,"b":{"c":[{"d":1,"e":2}]}}`, ""},
+		{`{"a":1,"a":2}`, "a"},
+		{`{"_meta":{"acpmux":{"x":1},"acpmux":{"y":2}}}`, "acpmux"},
+		{`{"toolCall":{"rawInput":{"command":"rm -rf ~","command":"git status"}}}`, "command"},
+		{`[{"k":1},{"k":2}]`, ""},
+		{`[{"k":1,"\u006b":2}]`, "k"},
+		{`{"a":"{\"a\":1,\"a\":2}"}`, ""},
+	} {
+		if got := acp.DuplicateKey([]byte(tc.v)); got != tc.want {
+			t.Errorf("DuplicateKey(%s) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package acp
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 )
 
 // Member returns the span of the value of member name in the JSON object
@@ -123,4 +124,61 @@ func Members(obj []byte, names []string, spans []Span) (isObject, others bool) {
 		}
 	}
 	return true, others
+}
+
+// DuplicateKey returns the first member name that appears twice in one
+// object anywhere in the JSON value v (keys compared after unescaping), or
+// "" when there is none. v must be valid JSON. Parsers disagree on
+// duplicates (Go and JavaScript keep the last, others the first), so a
+// security-relevant object with one is refused rather than read.
+func DuplicateKey(v []byte) string {
+	_, dup := dupScan(v, skipSpace(v, 0))
+	return dup
+}
+
+// dupScan checks the value at v[i] and returns the index after it.
+func dupScan(v []byte, i int) (int, string) {
+	if i >= len(v) {
+		return i, ""
+	}
+	switch v[i] {
+	case '{':
+		seen := map[string]bool{}
+		i = skipSpace(v, i+1)
+		for i < len(v) && v[i] == '"' {
+			kEnd := skipString(v, i)
+			key := string(v[i+1 : kEnd-1])
+			if strings.IndexByte(key, '\\') >= 0 {
+				json.Unmarshal(v[i:kEnd], &key)
+			}
+			if seen[key] {
+				return len(v), key
+			}
+			seen[key] = true
+			i = skipSpace(v, skipSpace(v, kEnd)+1)
+			var dup string
+			if i, dup = dupScan(v, i); dup != "" {
+				return i, dup
+			}
+			i = skipSpace(v, i)
+			if i < len(v) && v[i] == ',' {
+				i = skipSpace(v, i+1)
+			}
+		}
+		return i + 1, ""
+	case '[':
+		i = skipSpace(v, i+1)
+		for i < len(v) && v[i] != ']' {
+			var dup string
+			if i, dup = dupScan(v, i); dup != "" {
+				return i, dup
+			}
+			i = skipSpace(v, i)
+			if i < len(v) && v[i] == ',' {
+				i = skipSpace(v, i+1)
+			}
+		}
+		return i + 1, ""
+	}
+	return skipValue(v, i), ""
 }

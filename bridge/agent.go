@@ -75,6 +75,15 @@ func StartAgent(opts AgentOptions) (*Agent, error) {
 	return a, nil
 }
 
+// buffered returns how many bytes of the agent's stdout are read but not
+// yet returned as messages.
+func (a *Agent) buffered() int {
+	if c, ok := a.conn.(*ndjsonConn); ok {
+		return c.lr.r.Buffered()
+	}
+	return 0
+}
+
 // closeStdout unblocks a read of the agent's stdout that waits for output
 // the agent's descendants keep the pipe open for.
 func (a *Agent) closeStdout() { a.stdout.Close() }

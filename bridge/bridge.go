@@ -44,6 +44,9 @@ type Bridge struct {
 	permWG sync.WaitGroup // permission goroutines
 	nextID atomic.Int64   // bridge ids of host → agent requests
 	seq    atomic.Int64   // occurrence numbers of agent requests
+	// pending holds notifications the agent reader has not handed to
+	// their hosts yet (agent reader goroutine only).
+	pending []pendingBatch
 	// reads counts the agent reader's reads; inRead is set while it waits
 	// for input (awaitStdout tells a stuck pipe from a busy reader).
 	reads  atomic.Int64

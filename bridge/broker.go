@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -55,6 +56,11 @@ func (r *BrokerRouter) Ask(ctx context.Context, req PermissionRequest) (json.Raw
 		delete(r.pending, req.AgentKey)
 		r.mu.Unlock()
 	}()
+	if k := acp.DuplicateKey(req.Params); k != "" {
+		// acpmux, the hosts and the page would not all read the same
+		// request (JSON parsers keep different copies of a duplicate).
+		return nil, fmt.Errorf("%w: session/request_permission params have a duplicate member %q", acp.ErrInvalidParams, k)
+	}
 	presenters := make([]confirm.Presenter, 0, len(req.Hosts)+len(r.extra))
 	for _, h := range req.Hosts {
 		presenters = append(presenters, hostPresenter{h, r})

@@ -391,3 +391,32 @@ func TestTwoAnswersAtTheSameInstant(t *testing.T) {
 	}
 	t.Logf("%d trials: the API won %d, the IDE %d", trials, wins, trials-wins)
 }
+
+// TestDuplicateKeysInPermissionRequestRefused: a permission request whose
+// params hold a duplicate member (here a second _meta.acpmux that would
+// make hosts display a forged command) is refused with -32602 and shown to
+// no host.
+func TestDuplicateKeysInPermissionRequestRefused(t *testing.T) {
+	dup := `send {"jsonrpc":"2.0","id":"perm-1","method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"c1","title":"rm -rf ~/work","kind":"execute","rawInput":{"command":"rm -rf ~/work"}},"options":[{"optionId":"allow","name":"Allow","kind":"allow_once"}],"_meta":{"acpmux":{"command":"rm -rf ~/work"},"acpmux":{"command":"git status","warnings":[]}}}}` + "\n"
+	f := newBrokerFixture(t, permScriptHead+dup+"recv\nwaiteof\n", time.Minute, true)
+	got := f.waitAgent(1)
+	if !strings.Contains(got, `"code":-32602`) || !strings.Contains(got, "duplicate member") {
+		t.Errorf("agent got %s, want -32602 naming the duplicate", got)
+	}
+	f.ide.send(`{"jsonrpc":"2.0","method":"_test/marker","params":{}}`)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if data, _ := os.ReadFile(f.agentLog); bytes.Contains(data, []byte("_test/marker")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("marker never reached the agent")
+		}
+	}
+	select {
+	case m := <-f.ide.in:
+		if strings.Contains(m, "request_permission") {
+			t.Errorf("the IDE was shown the request: %s", m)
+		}
+	default:
+	}
+}

@@ -36,10 +36,12 @@ type Host struct {
 	Blocking bool
 
 	conn     Conn
-	queue    chan []byte
+	queue    chan [][]byte // batches of messages, in order
 	queued   atomic.Int64  // bytes in queue
+	msgs     atomic.Int64  // messages in queue
 	maxBytes int64         // bound on queued
-	space    chan struct{} // the writer freed some bytes
+	maxMsgs  int64         // bound on msgs
+	space    chan struct{} // the writer freed some room
 	gone     chan struct{} // closed when the host is disconnected
 	flush    chan struct{} // closed to ask the writer to drain and stop
 	wdone    chan struct{} // closed when the writer has stopped
@@ -70,8 +72,9 @@ func NewHost(id string, conn Conn, blocking bool, queueLen int) *Host {
 	}
 	return &Host{
 		ID: id, Blocking: blocking, conn: conn,
-		queue:    make(chan []byte, queueLen),
+		queue:    make(chan [][]byte, queueLen),
 		maxBytes: DefaultHostQueueBytes,
+		maxMsgs:  int64(queueLen),
 		space:    make(chan struct{}, 1),
 		gone:     make(chan struct{}),
 		flush:    make(chan struct{}),
@@ -95,22 +98,34 @@ func (h *Host) Err() error {
 // send queues msg for the host. It reports false when the host is gone or,
 // for a non-blocking host, was just disconnected because its queue (in
 // messages or in bytes) is full. A blocking host makes the caller wait.
-func (h *Host) send(msg []byte) bool {
-	n := int64(len(msg))
+func (h *Host) send(msg []byte) bool { return h.sendBatch([][]byte{msg}) }
+
+// sendBatch queues msgs, in order, as one hand-over to the writer (one
+// wakeup for many messages). The caller gives up msgs. Like send.
+func (h *Host) sendBatch(msgs [][]byte) bool {
+	var n int64
+	for _, m := range msgs {
+		n += int64(len(m))
+	}
+	k := int64(len(msgs))
+	full := func() bool {
+		q, c := h.queued.Load(), h.msgs.Load()
+		return c > 0 && (q+n > h.maxBytes || c+k > h.maxMsgs)
+	}
 	if h.Blocking {
-		for q := h.queued.Load(); q > 0 && q+n > h.maxBytes; q = h.queued.Load() {
+		for full() {
 			select {
 			case <-h.space:
 			case <-h.gone:
 				return false
 			}
 		}
-		h.queued.Add(n)
+		h.reserve(n, k)
 		select {
-		case h.queue <- msg:
+		case h.queue <- msgs:
 			return true
 		case <-h.gone:
-			h.queued.Add(-n)
+			h.reserve(-n, -k)
 			return false
 		}
 	}
@@ -119,28 +134,33 @@ func (h *Host) send(msg []byte) bool {
 		return false
 	default:
 	}
-	if q := h.queued.Load(); q > 0 && q+n > h.maxBytes {
+	if full() {
 		h.disconnect(ErrHostTooSlow)
 		return false
 	}
-	h.queued.Add(n)
+	h.reserve(n, k)
 	select {
-	case h.queue <- msg:
+	case h.queue <- msgs:
 		return true
 	default:
-		h.queued.Add(-n)
+		h.reserve(-n, -k)
 		h.disconnect(ErrHostTooSlow)
 		return false
 	}
 }
 
-// written accounts for a batch the writer has written.
+func (h *Host) reserve(bytes, msgs int64) {
+	h.queued.Add(bytes)
+	h.msgs.Add(msgs)
+}
+
+// written accounts for messages the writer has written.
 func (h *Host) written(batch [][]byte) {
 	var n int64
 	for _, m := range batch {
 		n += int64(len(m))
 	}
-	h.queued.Add(-n)
+	h.reserve(-n, -int64(len(batch)))
 	select {
 	case h.space <- struct{}{}:
 	default:
@@ -171,8 +191,8 @@ func (h *Host) writeLoop() {
 	batch := make([][]byte, 0, 64)
 	for {
 		select {
-		case m := <-h.queue:
-			batch = append(batch[:0], m)
+		case msgs := <-h.queue:
+			batch = append(batch[:0], msgs...)
 			batch = h.drain(batch)
 			if err := h.conn.WriteMessages(batch); err != nil {
 				h.disconnect(err)
@@ -198,10 +218,10 @@ func (h *Host) writeLoop() {
 }
 
 func (h *Host) drain(batch [][]byte) [][]byte {
-	for len(batch) < 256 {
+	for len(batch) < 1024 {
 		select {
-		case m := <-h.queue:
-			batch = append(batch, m)
+		case msgs := <-h.queue:
+			batch = append(batch, msgs...)
 		default:
 			return batch
 		}

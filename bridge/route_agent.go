@@ -27,10 +27,52 @@ func (b *Bridge) readAgent() {
 			return
 		}
 		if err != nil {
+			b.flushPending()
 			return
 		}
 		b.fromAgent(msg)
+		if b.agent.buffered() == 0 {
+			b.flushPending() // about to wait for the agent: hand over what is pending
+		}
 	}
+}
+
+// pendingBatch is what the agent reader has for one host and not handed
+// over yet. Only the agent reader goroutine touches b.pending.
+type pendingBatch struct {
+	h    *Host
+	msgs [][]byte
+}
+
+// maxPending bounds a host's pending batch before it is handed over.
+const maxPending = 512
+
+// enqueue adds a notification for h to its pending batch: the reader hands
+// a host many notifications at once, one wakeup of its writer per burst
+// instead of one per message.
+func (b *Bridge) enqueue(h *Host, msg []byte) {
+	for i := range b.pending {
+		if p := &b.pending[i]; p.h == h {
+			p.msgs = append(p.msgs, msg)
+			if len(p.msgs) >= maxPending {
+				h.sendBatch(p.msgs)
+				p.msgs = nil
+			}
+			return
+		}
+	}
+	b.pending = append(b.pending, pendingBatch{h: h, msgs: append(make([][]byte, 0, 64), msg)})
+}
+
+// flushPending hands every pending batch to its host, in order.
+func (b *Bridge) flushPending() {
+	for i := range b.pending {
+		if p := &b.pending[i]; len(p.msgs) > 0 {
+			p.h.sendBatch(p.msgs)
+			p.msgs = nil
+		}
+	}
+	b.pending = b.pending[:0]
 }
 
 // fromAgent routes one agent message.
@@ -45,6 +87,12 @@ func (b *Bridge) fromAgent(msg []byte) {
 		b.stats.dropped.Add(1)
 		b.log.Warn("agent wrote an invalid JSON-RPC message; not forwarded", "err", err, "line", truncate(msg, 200))
 		return
+	}
+	if env.Kind != acp.KindNotification {
+		// Anything that reaches a host another way (a response, a request
+		// handed to another goroutine) must come after the notifications
+		// the agent sent before it.
+		b.flushPending()
 	}
 	switch env.Kind {
 	case acp.KindResponse:
@@ -132,7 +180,7 @@ func (b *Bridge) agentNotification(msg []byte, env acp.Envelope) {
 		}
 	}
 	for _, h := range hosts {
-		h.send(msg)
+		b.enqueue(h, msg)
 	}
 }
 

@@ -174,6 +174,10 @@ func (b *Bridge) hostNotification(h *Host, msg []byte, env acp.Envelope) {
 	switch env.Method {
 	case acp.MethodSessionCancel:
 		sid := acp.MemberString(params, "sessionId")
+		if !b.inSession(h, sid) {
+			b.log.Warn("host cancelled a session it is not attached to; dropped", "host", h.ID, "session", sid)
+			return
+		}
 		b.log.Info("session cancelled by host", "host", h.ID, "session", sid)
 		b.permissions().CancelSession(sid, "cancelled by host "+h.ID)
 	case acp.MethodCancelRequest:
@@ -277,4 +281,21 @@ func promptEcho(params []byte) [][]byte {
 			`,"update":{"sessionUpdate":"user_message_chunk","content":`+string(blk)+`}}}`))
 	}
 	return out
+}
+
+// inSession reports whether h is one of the hosts of session sid (an
+// unknown session counts as h's: the agent decides what it means).
+func (b *Bridge) inSession(h *Host, sid string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.sessions[sid]
+	if s == nil {
+		return true
+	}
+	for _, x := range s.hosts {
+		if x == h {
+			return true
+		}
+	}
+	return false
 }

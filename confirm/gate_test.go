@@ -163,6 +163,11 @@ command = "rm *"
 name = "ok-make"
 decision = "allow"
 command = "make*"
+class = ["unknown"]
+[[rule]]
+name = "git-status"
+decision = "allow"
+command = "git status*"
 `)})
 	ide := newHost("ide")
 	r := await(t, ask(b, toolReq("s", "1", "execute", "rm -rf build"), ide))
@@ -172,6 +177,21 @@ command = "make*"
 	r = await(t, ask(b, toolReq("s", "2", "execute", "make test"), ide))
 	if opt, _ := outcome(t, r.result); opt != "allow-once" {
 		t.Errorf("make: %s", opt)
+	}
+	r = await(t, ask(b, toolReq("s", "2b", "execute", "git status"), ide))
+	if opt, _ := outcome(t, r.result); opt != "allow-once" {
+		t.Errorf("git status: %s", opt)
+	}
+	// The glob also matches a chained write, but an allow rule without a
+	// class matcher never approves a write or unknown command.
+	chained := ask(b, toolReq("s", "2c", "execute", "git status; touch pwned"), ide)
+	if d := ide.wait(t); len(d.Options()) != 3 {
+		t.Errorf("chained write: %d options shown, want the agent's prompt", len(d.Options()))
+	} else {
+		b.Answer(context.Background(), "s", d.ID(), "ide", confirm.Answer{OptionID: "reject-once"})
+	}
+	if opt, _ := outcome(t, await(t, chained).result); opt != "reject-once" {
+		t.Errorf("chained write: %s, want the host's reject", opt)
 	}
 	ch := ask(b, toolReq("s", "3", "execute", "ls"), ide)
 	d := ide.wait(t)

@@ -82,7 +82,8 @@ func kindOf(s *Snapshot) string {
 
 // itemOf builds the policy item of s under mode.
 func (b *Broker) itemOf(s *Snapshot, mode Mode) Item {
-	it := Item{Kind: kindOf(s), Command: s.Command, Title: s.Title, Mode: mode, Agent: b.opts.Agent, Paths: pathsOf(s.ToolCall)}
+	it := Item{Kind: kindOf(s), Command: s.Command, Title: s.Title, Mode: mode, Agent: b.opts.Agent, Paths: pathsOf(s.ToolCall),
+		InputSHA256: sha256Hex([]byte(string(s.ToolCall.RawInput) + "\x00" + string(s.ToolCall.Content) + "\x00" + string(s.ToolCall.Locations)))}
 	if s.Command != "" {
 		it.Class = "unknown"
 		if s.Classification != nil && s.Classification.Class != "" {
@@ -215,14 +216,18 @@ func route(g *GateInfo, s *Snapshot, it Item, v Verdict, tripped bool, remembere
 		set(RouteDeny, BuiltinBreaker, fixed.BreakerMessage)
 	case plan && s.Command != "":
 		planShell(g, it.Class, v, rule)
-	case plan && (it.Kind == "edit" || it.Kind == "delete" || it.Kind == "move"):
+	case plan && (editKind(it.Kind) || hasDiff(s.ToolCall)):
 		set(RoutePlanBlock, BuiltinPlanBlock, fixed.EditBlockMessage)
 	case dataSource(s) && v.Decision == DecisionAsk:
 		set(RouteDeny, rule, fixed.PolicyDenyMessage)
 		g.Downgraded = true
 	case v.Decision == DecisionAllow:
 		set(RouteAllow, rule, "")
-	case remembered == DecisionAllow:
+	case plan && !dataSource(s) && remembered != DecisionDeny:
+		// Any other tool in plan mode (kind other, unknown or missing, an
+		// MCP tool): an exact one-off, never a remembered or persistent grant.
+		set(RouteOneOff, BuiltinPlanOneOff, "")
+	case remembered == DecisionAllow && !plan:
 		set(RouteAllow, rememberedBy, "")
 	case remembered == DecisionDeny:
 		set(RouteDeny, rememberedBy, fixed.PolicyDenyMessage)
@@ -233,6 +238,30 @@ func route(g *GateInfo, s *Snapshot, it Item, v Verdict, tripped bool, remembere
 	default:
 		set(RouteAsk, DecidedByDefaultAsk, "")
 	}
+}
+
+// editKind reports whether kind (compared without case) changes files.
+func editKind(kind string) bool {
+	switch strings.ToLower(kind) {
+	case "edit", "delete", "move":
+		return true
+	}
+	return false
+}
+
+// hasDiff reports whether the tool call carries diff content: an edit,
+// whatever kind the agent gave it.
+func hasDiff(tc acp.ToolCallUpdate) bool {
+	var content []struct {
+		Type string `json:"type"`
+	}
+	json.Unmarshal(tc.Content, &content)
+	for _, c := range content {
+		if c.Type == "diff" {
+			return true
+		}
+	}
+	return false
 }
 
 // planShell routes a shell command in plan mode; v is not deny.
@@ -441,7 +470,13 @@ func (b *Broker) revalidateGate(d *Decision) error {
 // whole rawInput when there is no command) differ from its snapshot.
 func (b *Broker) argsChanged(sessionID string, update json.RawMessage) {
 	var u acp.ToolCallUpdate
-	if json.Unmarshal(update, &u) != nil || u.ToolCallID == "" || len(u.RawInput) == 0 {
+	if json.Unmarshal(update, &u) != nil || u.ToolCallID == "" {
+		return
+	}
+	if emptyObject(u.RawInput) {
+		u.RawInput = nil // "{}" or null: the agent sent no arguments
+	}
+	if u.RawInput == nil && u.Title == nil && u.Kind == nil {
 		return
 	}
 	for _, d := range b.openDecisions(sessionID) {
@@ -450,7 +485,17 @@ func (b *Broker) argsChanged(sessionID string, update json.RawMessage) {
 		if d.snap.ToolCall.ToolCallID != u.ToolCallID {
 			continue
 		}
-		if err := differ(&d.snap, u.RawInput); err != nil {
+		merged := d.snap.ToolCall
+		if u.RawInput != nil {
+			merged.RawInput = u.RawInput
+		}
+		if u.Title != nil {
+			merged.Title = u.Title
+		}
+		if u.Kind != nil {
+			merged.Kind = u.Kind
+		}
+		if err := differ(&d.snap, merged); err != nil {
 			b.close(d, StatusCancelled, ReasonStale, "stale: "+err.Error())
 		}
 	}
@@ -458,24 +503,27 @@ func (b *Broker) argsChanged(sessionID string, update json.RawMessage) {
 
 var errArgs = errors.New("the tool call's arguments changed while the prompt was open")
 
-// differ reports how rawInput differs from the snapshot's arguments.
-func differ(s *Snapshot, rawInput json.RawMessage) error {
-	cmd := commandOf(rawInput)
-	if s.Command != "" && cmd != "" && cmd != s.Command {
+// differ reports how the tool call merged with an update differs from the
+// snapshot's: its shell command (from rawInput, or the title an agent uses
+// as its command), rawInput.cwd, or the whole rawInput when there is no
+// command.
+func differ(s *Snapshot, merged acp.ToolCallUpdate) error {
+	if cmd := shellCommand(merged); cmd != s.Command {
 		return fmt.Errorf("%w: command %q, asked for %q", errArgs, cmd, s.Command)
 	}
-	old, cur := acp.MemberString(s.ToolCall.RawInput, "cwd"), acp.MemberString(rawInput, "cwd")
+	old, cur := acp.MemberString(s.ToolCall.RawInput, "cwd"), acp.MemberString(merged.RawInput, "cwd")
 	if old != cur && cur != "" {
 		return fmt.Errorf("%w: cwd %q, asked in %q", errArgs, cur, old)
 	}
-	if s.Command == "" && !jsonEqual(s.ToolCall.RawInput, rawInput) && !emptyObject(rawInput) {
+	if s.Command == "" && !jsonEqual(s.ToolCall.RawInput, merged.RawInput) && !emptyObject(merged.RawInput) {
 		return errArgs
 	}
 	return nil
 }
 
 func emptyObject(raw json.RawMessage) bool {
-	return strings.TrimSpace(string(raw)) == "{}" || strings.TrimSpace(string(raw)) == "null"
+	t := strings.TrimSpace(string(raw))
+	return t == "{}" || t == "null"
 }
 
 func jsonEqual(a, b json.RawMessage) bool {

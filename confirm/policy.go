@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -156,6 +157,10 @@ type Item struct {
 	Mode    Mode     // gate mode of the session
 	Paths   []string // locations[].path and diff paths
 	Agent   string   // Options.Agent
+	// InputSHA256 is the hash of the tool call's rawInput, content and
+	// locations: what a remembered verdict for a call without a command is
+	// bound to.
+	InputSHA256 string
 }
 
 // Verdict is the outcome of a policy evaluation: Decision is allow, ask or
@@ -176,6 +181,12 @@ func (p *Policy) Evaluate(it Item) Verdict {
 	rank := map[string]int{DecisionAllow: 1, DecisionAsk: 2, DecisionDeny: 3}
 	var best Verdict
 	for _, r := range p.Rules {
+		if r.Decision == DecisionAllow && it.Class != "" && it.Class != "read-only" && !slices.Contains(r.Class, it.Class) {
+			// An allow rule never approves a shell command classified
+			// write or unknown (a glob such as "git status*" also matches
+			// "git status; touch x") unless it names that class itself.
+			continue
+		}
 		if rank[r.Decision] > rank[best.Decision] && r.matches(it) {
 			best = Verdict{Decision: r.Decision, Rule: r.Name}
 		}

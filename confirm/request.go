@@ -182,6 +182,10 @@ func commandOf(rawInput json.RawMessage) string {
 		if json.Unmarshal(raw, &argv) == nil && len(argv) > 0 {
 			return joinArgv(argv)
 		}
+		// Present but neither a string nor an argv of strings: the raw
+		// JSON is the command, which no shell reads as read-only; never
+		// fall back to the title.
+		return string(raw)
 	}
 	return ""
 }
@@ -266,16 +270,18 @@ func visible(s string) string {
 // hiddenRune reports whether r can hide or reorder what a person reads:
 // C0 and C1 controls, soft hyphen, bidi controls (U+061C, U+200E/F,
 // U+202A–202E, U+2066–2069), zero-width and invisible operators
-// (U+200B–200D, U+2060–2064, U+FEFF), line and paragraph separators
-// (U+2028/9), Hangul fillers, variation selectors and tag characters
+// (U+200B–200D, U+2060–2064, U+FEFF, U+034F), unusual spaces (U+00A0,
+// U+2000–200A, U+202F, U+205F, U+3000, U+2800), line and paragraph
+// separators (U+2028/9), Arabic number signs, Hangul fillers, variation
+// selectors, musical and hieroglyph format controls and tag characters
 // (reliability.md D55). The page's script escapes the same set.
 func hiddenRune(r rune) bool {
 	switch {
-	case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0), r == 0xad, r == 0x61c,
-		r == 0x115f, r == 0x1160, r == 0x17b4, r == 0x17b5, r == 0x180e,
-		r >= 0x200b && r <= 0x200f, r == 0x2028, r == 0x2029, r >= 0x202a && r <= 0x202e,
-		r >= 0x2060 && r <= 0x206f, r == 0x3164, r >= 0xfe00 && r <= 0xfe0f, r == 0xfeff,
-		r == 0xffa0, r >= 0xfff0 && r <= 0xfffb, r >= 0xe0000 && r <= 0xe007f, r >= 0xe0100 && r <= 0xe01ef:
+	case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0xa0), r == 0xad, r == 0x34f, r >= 0x600 && r <= 0x605, r == 0x61c,
+		r == 0x115f, r == 0x1160, r == 0x17b4, r == 0x17b5, r >= 0x180b && r <= 0x180e,
+		r >= 0x2000 && r <= 0x200f, r >= 0x2028 && r <= 0x202f, r >= 0x205f && r <= 0x206f, r == 0x2800, r == 0x3000,
+		r == 0x3164, r >= 0xfe00 && r <= 0xfe0f, r == 0xfeff, r == 0xffa0, r >= 0xfff0 && r <= 0xfffb,
+		r >= 0x13430 && r <= 0x1343f, r >= 0x1d173 && r <= 0x1d17a, r >= 0xe0000 && r <= 0xe007f, r >= 0xe0100 && r <= 0xe01ef:
 		return true
 	}
 	return false

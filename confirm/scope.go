@@ -76,7 +76,10 @@ func scopeOf(result json.RawMessage) (string, error) {
 func rememberKey(it Item) string {
 	target := it.Command
 	if target == "" {
-		target = it.Title
+		// No command: the title and the whole input (arguments, diff,
+		// locations), so that a grant for one call never covers another
+		// call of the same tool with other arguments.
+		target = it.Title + "\x00" + it.InputSHA256
 	}
 	return it.Agent + "\x00" + it.Kind + "\x00" + target
 }

@@ -12,7 +12,7 @@ let ws = null;
 let nextId = 1;
 
 // Characters a command or title could use to hide what it does.
-const hidden = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]/gu;
+const hidden = /[\u0000-\u0008\u000b-\u001f\u007f-\u00a0\u00ad\u034f\u0600-\u0605\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u2800\u3000\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\u{13430}-\u{1343f}\u{1d173}-\u{1d17a}\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]/gu;
 
 // visible appends text to parent, with hidden characters as red \u{…} escapes.
 function visible(parent, text) {
@@ -119,6 +119,8 @@ function onPermission(id, params) {
   card.dataset.decisionId = did;
   card.append(el('div', 'title', tc.title || tc.toolCallId || 'Permission requested'));
   card.append(el('div', 'meta', 'kind: ' + (tc.kind || 'other') + ' · session ' + params.sessionId));
+  // acpmux puts each warning first in the content too; show it once.
+  const warned = new Set((meta.warnings || []).map((w) => '⚠ ' + w));
   for (const w of meta.warnings || []) card.append(el('div', 'warning', '⚠ ' + w));
   const command = meta.command || (tc.rawInput && tc.rawInput.command);
   if (command !== undefined) {
@@ -133,7 +135,7 @@ function onPermission(id, params) {
       card.append(el('div', 'meta', 'diff ' + c.path));
       if (c.oldText != null) card.append(el('pre', 'old', c.oldText));
       card.append(el('pre', 'new', c.newText));
-    } else if (c.type === 'content' && c.content && !(c.content.type === 'text' && String(c.content.text).startsWith('⚠ '))) {
+    } else if (c.type === 'content' && c.content && !(c.content.type === 'text' && warned.has(c.content.text))) {
       card.append(el('pre', '', textOf(c.content)));
     }
   }
