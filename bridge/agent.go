@@ -40,11 +40,15 @@ type AgentOptions struct {
 	MaxLineBytes int
 }
 
+// ErrAgentStart wraps every error of StartAgent that concerns the agent
+// command itself (not found, not executable, no argv).
+var ErrAgentStart = errors.New("start agent")
+
 // StartAgent starts the agent process with pipes on stdin and stdout. The
 // error says which command could not be started and why.
 func StartAgent(opts AgentOptions) (*Agent, error) {
 	if len(opts.Argv) == 0 {
-		return nil, errors.New("start agent: no agent command given")
+		return nil, fmt.Errorf("%w: no agent command given", ErrAgentStart)
 	}
 	cmd := exec.Command(opts.Argv[0], opts.Argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stderr = opts.Dir, opts.Env, opts.Stderr
@@ -68,7 +72,7 @@ func StartAgent(opts AgentOptions) (*Agent, error) {
 	if err != nil {
 		stdin.Close()
 		stdout.Close()
-		return nil, fmt.Errorf("start agent %q: %w", opts.Argv[0], err)
+		return nil, fmt.Errorf("%w %q: %w", ErrAgentStart, opts.Argv[0], err)
 	}
 	a := &Agent{cmd: cmd, stdout: stdout, exited: make(chan struct{})}
 	a.conn = NewNDJSONConn(stdout, stdin, stdin, opts.MaxLineBytes)

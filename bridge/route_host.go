@@ -218,7 +218,12 @@ func (b *Bridge) hostResponse(h *Host, msg []byte, env acp.Envelope) {
 	h.mu.Unlock()
 	if oc == nil {
 		b.stats.dropped.Add(1)
-		b.log.Warn("host answered a request it was not sent; dropped", "host", h.ID, "id", string(env.ID.Bytes(msg)))
+		if env.Error.Present() {
+			// Typically -32800 for a request acpmux withdrew: as ACP asks.
+			b.log.Debug("host answered a withdrawn or unknown request with an error; dropped", "host", h.ID, "id", string(env.ID.Bytes(msg)))
+		} else {
+			b.log.Warn("host answered a request it was not sent; dropped", "host", h.ID, "id", string(env.ID.Bytes(msg)))
+		}
 		return
 	}
 	if oc.decision != "" {

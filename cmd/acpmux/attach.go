@@ -139,7 +139,8 @@ func pump(ctx context.Context, c *websocket.Conn, s stdio, maxLine int) int {
 	c.Close(websocket.StatusNormalClosure, "")
 	cancel()
 	switch {
-	case errors.Is(err, errStdinClosed), websocket.CloseStatus(err) == websocket.StatusNormalClosure:
+	case errors.Is(err, errStdinClosed), websocket.CloseStatus(err) == websocket.StatusNormalClosure,
+		websocket.CloseStatus(err) == websocket.StatusGoingAway: // acpmux stopping: the agent is done
 		return 0
 	case websocket.CloseStatus(err) != -1:
 		fmt.Fprintf(s.err, "acpmux attach: closed by acpmux: %v\n", err)

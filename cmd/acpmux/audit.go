@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"text/tabwriter"
@@ -33,7 +34,6 @@ Flags:
 
 func auditMain(args []string, s stdio) int {
 	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
-	fs.SetOutput(s.err)
 	var session, state string
 	var asJSON bool
 	var limit int
@@ -41,14 +41,16 @@ func auditMain(args []string, s stdio) int {
 	fs.BoolVar(&asJSON, "json", false, "print a JSON array of plan items")
 	fs.StringVar(&state, "state", "", "decision store file (default $XDG_STATE_HOME/acpmux/state.db)")
 	fs.IntVar(&limit, "limit", 1000, "print at most the N most recent rows")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), auditUsage)
-		fs.PrintDefaults()
+	help := func(w io.Writer) { fmt.Fprint(w, auditUsage); writeFlags(w, fs) }
+	if done, code := parseArgs("audit", fs, s, help, func() error { return fs.Parse(args) }); done {
+		return code
 	}
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 || limit <= 0 {
-		if err == nil {
-			fs.Usage()
-		}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(s.err, "acpmux audit: unexpected argument %q\nRun 'acpmux audit --help' for usage.\n", fs.Arg(0))
+		return 2
+	}
+	if limit <= 0 {
+		fmt.Fprintf(s.err, "acpmux audit: --limit %d: must be at least 1\n", limit)
 		return 2
 	}
 	if state == "" {

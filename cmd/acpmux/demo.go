@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -76,6 +77,9 @@ func demoMain(args []string, s stdio) int {
 	r, err := startRelay(&f, []string{exe, "__demo-agent"}, s.err, log)
 	if err != nil {
 		fmt.Fprintln(s.err, "acpmux demo:", err)
+		if errors.As(err, new(usageError)) {
+			return 2
+		}
 		return 1
 	}
 	b := r.bridge

@@ -68,16 +68,27 @@ func (f *relayFlags) validate() error {
 			return err
 		}
 	}
+	if f.maxLineBytes < 1024 {
+		return fmt.Errorf("--max-line-bytes %d: must be at least 1024", f.maxLineBytes)
+	}
+	if f.queueLen < 1 {
+		return fmt.Errorf("--host-queue %d: must be at least 1", f.queueLen)
+	}
 	return nil
 }
 
+// usageError marks an error in the flags (exit status 2).
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
 func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger) (*relay, error) {
 	if err := f.validate(); err != nil {
-		return nil, err
+		return nil, usageError{err}
 	}
 	gate, err := f.gate.load(argv)
 	if err != nil {
-		return nil, err
+		return nil, usageError{err}
 	}
 	statePath := f.state
 	if statePath == "" {

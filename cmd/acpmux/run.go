@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -83,9 +82,12 @@ func runMain(args []string, s stdio) int {
 	r, err := startRelay(&f, argv, s.err, log)
 	if err != nil {
 		fmt.Fprintln(s.err, "acpmux run:", err)
-		var exitErr *exec.Error
-		if errors.As(err, &exitErr) || errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) {
-			return 127
+		var usage usageError
+		switch {
+		case errors.As(err, &usage):
+			return 2
+		case errors.Is(err, bridge.ErrAgentStart):
+			return 127 // as a shell says for a command it cannot run
 		}
 		return 1
 	}

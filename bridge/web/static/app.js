@@ -62,7 +62,7 @@ function session(sid) {
   const transcript = el('div', 'transcript');
   box.append(transcript);
   $('sessions').append(box);
-  s = { el: box, transcript, agentPara: null, thoughtPara: null };
+  s = { el: box, transcript, agentPara: null, tools: new Map() };
   sessions.set(sid, s);
   return s;
 }
@@ -87,16 +87,24 @@ function onUpdate(params) {
       s.agentPara = null;
       t.append(el('div', 'user', textOf(u.content)));
       break;
-    case 'tool_call': {
-      s.agentPara = null;
-      const line = el('div', 'tool', '🔧 ' + (u.title || u.toolCallId) + ' (' + (u.kind || 'other') + ') ' + (u.status || 'pending'));
-      line.dataset.toolCallId = u.toolCallId;
-      t.append(line);
+    case 'tool_call':
+    case 'tool_call_update': {
+      // One line per tool call, updated in place (ACP: an update carries
+      // only the fields that changed).
+      let tc = s.tools.get(u.toolCallId);
+      if (!tc) {
+        s.agentPara = null;
+        tc = { title: u.toolCallId, kind: 'other', status: 'pending', line: el('div', 'tool') };
+        s.tools.set(u.toolCallId, tc);
+        t.append(tc.line);
+      }
+      if (u.title) tc.title = u.title;
+      if (u.kind) tc.kind = u.kind;
+      if (u.status) tc.status = u.status;
+      tc.line.textContent = '';
+      visible(tc.line, '🔧 ' + tc.title + ' (' + tc.kind + ') ' + tc.status);
       break;
     }
-    case 'tool_call_update':
-      if (u.status) t.append(el('div', 'tool', '🔧 ' + (u.title || u.toolCallId) + ': ' + u.status));
-      break;
     default:
       return;
   }
