@@ -69,8 +69,6 @@ func newReplayLog(max int) *replayLog {
 	return &replayLog{max: max}
 }
 
-var chunkKinds = map[string]bool{"agent_message_chunk": true, "user_message_chunk": true, "agent_thought_chunk": true}
-
 // append records notification msg with params and their member update
 // (nil: take it from params).
 func (l *replayLog) append(msg, params, update []byte) {
@@ -87,12 +85,12 @@ func (l *replayLog) append(msg, params, update []byte) {
 // update.
 func (l *replayLog) appendParsed(msg, sid, update []byte, plain bool) {
 	if kind, mid, text, ok := chunkOf(update, plain); ok {
-		if last := l.last(); last != nil && last.chunk != nil && last.chunk.kind == kind &&
+		if last := l.last(); last != nil && last.chunk != nil && last.chunk.kind == string(kind) &&
 			bytes.Equal(last.chunk.messageID, mid) && bytes.Equal(last.chunk.session, sid) {
 			last.chunk.add(text)
 			l.bytes += len(text)
 		} else {
-			run := &chunkRun{session: sid, kind: kind, messageID: mid}
+			run := &chunkRun{session: sid, kind: string(kind), messageID: mid}
 			run.add(text)
 			l.entries = append(l.entries, replayEntry{chunk: run})
 			l.bytes += len(text) + 128
@@ -107,7 +105,7 @@ func (l *replayLog) appendParsed(msg, sid, update []byte, plain bool) {
 // chunkOf reports whether a notification whose params are plain (nothing
 // but sessionId and update) with this update is a plain text chunk, and
 // returns its parts.
-func chunkOf(update []byte, plain bool) (kind string, mid, text []byte, ok bool) {
+func chunkOf(update []byte, plain bool) (kind, mid, text []byte, ok bool) {
 	if !plain {
 		return
 	}
@@ -115,8 +113,10 @@ func chunkOf(update []byte, plain bool) (kind string, mid, text []byte, ok bool)
 	if _, others := acp.Members(update, updateMembers, u[:]); others {
 		return
 	}
-	kind, _ = acp.StringValue(u[0].Bytes(update))
-	if !chunkKinds[kind] {
+	switch k := u[0].Bytes(update); string(k) {
+	case `"agent_message_chunk"`, `"user_message_chunk"`, `"agent_thought_chunk"`:
+		kind = k[1 : len(k)-1]
+	default:
 		return
 	}
 	content := u[1].Bytes(update)

@@ -157,14 +157,13 @@ func (b *Bridge) agentNotification(msg []byte, env acp.Envelope) {
 	var p [2]acp.Span
 	_, others := acp.Members(params, paramsMembers, p[:])
 	sidRaw := p[0].Bytes(params)
-	sid, _ := acp.StringValue(sidRaw)
 	var update []byte
 	if env.Method == acp.MethodSessionUpdate {
 		update = p[1].Bytes(params)
 	}
 	b.mu.Lock()
 	hosts := b.hosts
-	if s := b.sessions[sid]; s != nil {
+	if s := b.sessionByRaw(sidRaw); s != nil {
 		hosts = s.hosts
 		if update != nil {
 			s.replay.appendParsed(msg, sidRaw, update, !others)
@@ -172,10 +171,13 @@ func (b *Bridge) agentNotification(msg []byte, env acp.Envelope) {
 	}
 	b.mu.Unlock()
 	if update != nil && b.opts.Permissions != nil {
-		switch acp.MemberString(update, "sessionUpdate") {
-		case "tool_call", "tool_call_update":
+		// Compared as raw JSON strings: no allocation per notification.
+		switch string(acp.MemberBytes(update, "sessionUpdate")) {
+		case `"tool_call"`, `"tool_call_update"`:
+			sid, _ := acp.StringValue(sidRaw)
 			b.opts.Permissions.ToolCallUpdate(sid, update)
-		case "current_mode_update", "config_option_update":
+		case `"current_mode_update"`, `"config_option_update"`:
+			sid, _ := acp.StringValue(sidRaw)
 			b.trackAgentMode(sid, update)
 		}
 	}

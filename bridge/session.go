@@ -1,5 +1,11 @@
 package bridge
 
+import (
+	"bytes"
+
+	"github.com/acpmux/acpmux/acp"
+)
+
 // SessionAlive reports whether session sid is known to the bridge and its
 // agent is still running: the revalidation a confirmation needs before its
 // answer reaches the agent (DESIGN.md, step 7). Safe for concurrent use.
@@ -56,4 +62,17 @@ func (s *session) removeHost(h *Host) {
 	if s.turn == h {
 		s.turn = nil
 	}
+}
+
+// sessionByRaw returns the session whose id is the raw JSON string sid, or
+// nil. The lookup does not allocate unless the id has escapes. b.mu is held.
+func (b *Bridge) sessionByRaw(sid []byte) *session {
+	if len(sid) < 2 || sid[0] != '"' {
+		return nil
+	}
+	if bytes.IndexByte(sid, '\\') < 0 {
+		return b.sessions[string(sid[1:len(sid)-1])]
+	}
+	s, _ := acp.StringValue(sid)
+	return b.sessions[s]
 }
