@@ -83,7 +83,11 @@ func main() {
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		rssKB = ru.Maxrss // Linux: KiB, the child and its reaped descendants
 	}
-	fmt.Printf(`{"notifications": %d, "seconds": %.4f, "maxRSSKB": %d}`+"\n", n, secs, rssKB)
+	var self syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	cpu := time.Duration(self.Utime.Nano() + self.Stime.Nano())
+	fmt.Printf(`{"notifications": %d, "seconds": %.4f, "maxRSSKB": %d, "hostCPUSeconds": %.3f, "hostContextSwitches": %d}`+"\n",
+		n, secs, rssKB, cpu.Seconds(), self.Nvcsw+self.Nivcsw)
 	if n != *want {
 		fmt.Fprintf(os.Stderr, "floodhost: got %d notifications, want %d\n", n, *want)
 		os.Exit(1)
