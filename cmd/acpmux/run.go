@@ -91,6 +91,9 @@ func runMain(args []string, s stdio) int {
 		}
 		return 1
 	}
+	if f, ok := s.out.(*os.File); ok {
+		bridge.GrowPipe(f) // larger writes to the IDE during bursts
+	}
 	in, closer := pollableStdin(s.in)
 	r.bridge.AddHost(bridge.NewHost("stdio", bridge.NewNDJSONConn(in, s.out, closer, f.maxLineBytes), true, f.queueLen))
 	return r.run(ctx)
