@@ -65,8 +65,8 @@ func StartAgent(opts AgentOptions) (*Agent, error) {
 		stdin.Close()
 		return nil, fmt.Errorf("start agent: %w", err)
 	}
-	growPipe(stdout)
-	growPipe(stdin)
+	GrowPipe(stdout)
+	GrowPipe(stdin)
 	cmd.Stdin, cmd.Stdout = childIn, childOut
 	err = cmd.Start()
 	childIn.Close()

@@ -12,9 +12,11 @@ import (
 // burst of notifications reaches the reader in fewer, larger reads.
 const pipeBytes = 1 << 20
 
-// growPipe enlarges the pipe under f when f is a pipe; a refusal (the
-// system limit /proc/sys/fs/pipe-max-size, or not a pipe) is ignored.
-func growPipe(f *os.File) {
+// GrowPipe enlarges the pipe under f (the agent's pipes; acpmux's own
+// stdout when a host launched it with a pipe) to pipeBytes. A refusal (the
+// system limit /proc/sys/fs/pipe-max-size) or a file that is not a pipe is
+// ignored: the default capacity stays.
+func GrowPipe(f *os.File) {
 	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
 		return
 	}
@@ -24,7 +26,3 @@ func growPipe(f *os.File) {
 		})
 	}
 }
-
-// GrowPipe enlarges the pipe under f (acpmux's own stdin or stdout when a
-// host launched it with pipes). See growPipe.
-func GrowPipe(f *os.File) { growPipe(f) }

@@ -376,7 +376,3 @@ func truncate(b []byte, n int) string {
 	}
 	return strconv.Quote(string(b))
 }
-
-type jsonRaw = json.RawMessage
-
-func unmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -59,8 +59,8 @@ func (b *Bridge) fromHost(h *Host, msg []byte) {
 // element that is not a notification gets -32600 with a null id, and an
 // empty batch gets one -32600 (JSON-RPC 2.0 §6).
 func (b *Bridge) hostBatch(h *Host, msg []byte) {
-	var elems []jsonRaw
-	if err := unmarshal(msg, &elems); err != nil {
+	var elems []json.RawMessage
+	if err := json.Unmarshal(msg, &elems); err != nil {
 		b.replyError(h, nil, fmt.Errorf("%w: host message is not JSON", acp.ErrParse))
 		return
 	}

@@ -44,19 +44,53 @@ type peerSummary struct {
 	Files       []string
 }
 
-func runPeer(t *testing.T, scripts, peer, policy, wrap string) peerSummary {
+// realPeers returns the peers named in $ACPMUX_PEERS and the peer kit's
+// directory, or skips the test: the real agents are opt-in.
+func realPeers(t *testing.T) (peers []string, scripts string) {
 	t.Helper()
-	work := filepath.Join(t.TempDir(), peer+"-"+policy)
-	cmd := exec.Command(filepath.Join(scripts, "run_acp_peer.sh"), peer, policy)
+	peers = strings.Fields(os.Getenv("ACPMUX_PEERS"))
+	if len(peers) == 0 {
+		t.Skip("set ACPMUX_PEERS (and PEERS_DIR) to run the real agents")
+	}
+	if scripts = peersDir(); scripts == "" {
+		t.Skip("shared/peers not found; set ACPMUX_PEER_SCRIPTS")
+	}
+	return peers, scripts
+}
+
+// runPeerScript runs run_acp_peer.sh PEER POLICY [PROMPT] with WRAP in
+// front of the agent and returns its work directory and summary.json.
+func runPeerScript(t *testing.T, scripts, peer, policy, wrap string, prompt ...string) (work string, summary []byte) {
+	t.Helper()
+	work = filepath.Join(t.TempDir(), peer+"-"+policy)
+	cmd := exec.Command(filepath.Join(scripts, "run_acp_peer.sh"), append([]string{peer, policy}, prompt...)...)
 	cmd.Env = append(os.Environ(), "WORK="+work, "WRAP="+wrap)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Logf("run_acp_peer.sh %s %s (WRAP=%q): %v\n%s", peer, policy, wrap, err, out)
 	}
-	raw, rerr := os.ReadFile(filepath.Join(work, "summary.json"))
-	if rerr != nil {
-		t.Fatalf("%s %s: no summary: %v\n%s", peer, policy, rerr, out)
+	summary, err = os.ReadFile(filepath.Join(work, "summary.json"))
+	if err != nil {
+		t.Fatalf("%s %s: no summary: %v\n%s", peer, policy, err, out)
 	}
+	return work, summary
+}
+
+// repoFiles lists the files the agent left in the run's repository.
+func repoFiles(work string) []string {
+	var files []string
+	entries, _ := os.ReadDir(filepath.Join(work, "repo"))
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") {
+			files = append(files, e.Name())
+		}
+	}
+	return files
+}
+
+func runPeer(t *testing.T, scripts, peer, policy, wrap string) peerSummary {
+	t.Helper()
+	work, raw := runPeerScript(t, scripts, peer, policy, wrap)
 	var sum struct {
 		PermissionRequests []struct {
 			ToolCall struct {
@@ -93,12 +127,7 @@ func runPeer(t *testing.T, scripts, peer, policy, wrap string) peerSummary {
 		s.Prompts = append(s.Prompts, r.StopReason)
 	}
 	s.Errors = len(sum.Errors)
-	entries, _ := os.ReadDir(filepath.Join(work, "repo"))
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), ".") {
-			s.Files = append(s.Files, e.Name())
-		}
-	}
+	s.Files = repoFiles(work)
 	return s
 }
 
@@ -110,14 +139,7 @@ func runPeer(t *testing.T, scripts, peer, policy, wrap string) peerSummary {
 // created. Set ACPMUX_PEERS to a space-separated list (claude qwen gemini
 // codex example) to run it; it is skipped otherwise.
 func TestRealPeers(t *testing.T) {
-	peers := strings.Fields(os.Getenv("ACPMUX_PEERS"))
-	if len(peers) == 0 {
-		t.Skip("set ACPMUX_PEERS (and PEERS_DIR) to run the real agents")
-	}
-	scripts := peersDir()
-	if scripts == "" {
-		t.Skip("shared/peers not found; set ACPMUX_PEER_SCRIPTS")
-	}
+	peers, scripts := realPeers(t)
 	for _, peer := range peers {
 		for _, policy := range []string{"allow", "reject"} {
 			t.Run(peer+"-"+policy, func(t *testing.T) {
@@ -210,14 +232,7 @@ func answerThroughAPI(ctx context.Context, base, token string, answered *atomic.
 // offered allow_once option, and the agent runs the command (changed.txt
 // appears) and ends its turn normally. Opt-in like TestRealPeers.
 func TestRealPeersAnswerThroughAPI(t *testing.T) {
-	peers := strings.Fields(os.Getenv("ACPMUX_PEERS"))
-	if len(peers) == 0 {
-		t.Skip("set ACPMUX_PEERS (and PEERS_DIR) to run the real agents")
-	}
-	scripts := peersDir()
-	if scripts == "" {
-		t.Skip("shared/peers not found; set ACPMUX_PEER_SCRIPTS")
-	}
+	peers, scripts := realPeers(t)
 	for _, peer := range peers {
 		if peer == "example" {
 			continue // its edit permission writes no file; TestRealPeers covers it

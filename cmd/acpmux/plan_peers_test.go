@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,17 +19,7 @@ type planPeerRun struct {
 
 func runPlanPeer(t *testing.T, scripts, peer, policy, wrap, prompt string) planPeerRun {
 	t.Helper()
-	work := filepath.Join(t.TempDir(), peer)
-	cmd := exec.Command(filepath.Join(scripts, "run_acp_peer.sh"), peer, policy, prompt)
-	cmd.Env = append(os.Environ(), "WORK="+work, "WRAP="+wrap)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Logf("run_acp_peer.sh %s: %v\n%s", peer, err, out)
-	}
-	raw, err := os.ReadFile(filepath.Join(work, "summary.json"))
-	if err != nil {
-		t.Fatalf("%s: no summary: %v\n%s", peer, err, out)
-	}
+	work, raw := runPeerScript(t, scripts, peer, policy, wrap, prompt)
 	var sum struct {
 		PermissionRequests []struct {
 			ToolCall struct{ Title string }  `json:"toolCall"`
@@ -55,12 +43,7 @@ func runPlanPeer(t *testing.T, scripts, peer, policy, wrap, prompt string) planP
 	for _, p := range sum.Prompts {
 		r.Prompts = append(r.Prompts, p.Response.StopReason)
 	}
-	entries, _ := os.ReadDir(filepath.Join(work, "repo"))
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), ".") {
-			r.Files = append(r.Files, e.Name())
-		}
-	}
+	r.Files = repoFiles(work)
 	return r
 }
 
@@ -75,14 +58,7 @@ func runPlanPeer(t *testing.T, scripts, peer, policy, wrap, prompt string) planP
 // run_acp_peer.sh switches claude-agent-acp to its "default" mode, which as
 // a host's act would leave the gate.) Opt-in like TestRealPeers.
 func TestRealPeersPlanMode(t *testing.T) {
-	peers := strings.Fields(os.Getenv("ACPMUX_PEERS"))
-	if len(peers) == 0 {
-		t.Skip("set ACPMUX_PEERS (and PEERS_DIR) to run the real agents")
-	}
-	scripts := peersDir()
-	if scripts == "" {
-		t.Skip("shared/peers not found; set ACPMUX_PEER_SCRIPTS")
-	}
+	peers, scripts := realPeers(t)
 	const prompt = "RUN: python3 -c 'print(1)' ;; python3 -c 'print(1)' ;; git status ;; touch changed.txt"
 	for _, peer := range peers {
 		if peer == "example" {
