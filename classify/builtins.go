@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -126,10 +127,24 @@ func (c *classifier) testNode(e syntax.TestExpr) {
 			c.testArith(t.Y)
 			return
 		}
+		if t.Op == syntax.TsReMatch {
+			c.regexOperand(t.Y)
+		}
 		c.testNode(t.X)
 		c.testNode(t.Y)
 	default:
 		c.add(Unknown, e, "unhandled test expression")
+	}
+}
+
+// regexOperand refuses the right side of [[ =~ ]] when it holds a byte
+// that bash's lexer treats specially there (parentheses, '|', blanks
+// and redirection or list operators are part of the regular
+// expression): the parser may split it elsewhere.
+func (c *classifier) regexOperand(e syntax.TestExpr) {
+	pos, end := int(e.Pos().Offset()), int(e.End().Offset())
+	if i := strings.IndexAny(c.src[pos:end], "()|<>;& \t\n\\`"); i >= 0 {
+		c.addAt(Unknown, pos+i, pos+i+1, "a [[ =~ ]] regular expression with "+strconv.Quote(c.src[pos+i:pos+i+1])+", which bash lexes differently from other words")
 	}
 }
 
@@ -197,7 +212,9 @@ func setCmd(c *classifier, x *cmd) {
 						c.argAt(Unknown, o, "shell option not known to be harmless")
 					}
 				}
-			case !strings.ContainsRune("euxvfCabhmnBH", l):
+			case l == 'H':
+				c.argAt(Unknown, a, "set -H turns on history expansion, which changes how bash reads the lines after it")
+			case !strings.ContainsRune("euxvfCabhmnB", l):
 				c.argAt(Unknown, a, "set -"+string(l)+" is not known to be harmless")
 			}
 		}
@@ -205,15 +222,21 @@ func setCmd(c *classifier, x *cmd) {
 	c.finishArg(mark, x.at, "set changes shell options or prints variables")
 }
 
+// safeSetOptions are the set -o options that change neither what runs
+// nor how bash reads later lines: histexpand and posix (which turns on
+// alias expansion) are not among them.
 var safeSetOptions = map[string]bool{
 	"errexit": true, "nounset": true, "xtrace": true, "verbose": true, "pipefail": true, "noglob": true,
 	"noclobber": true, "allexport": false, "notify": true, "braceexpand": true, "hashall": true,
-	"monitor": true, "noexec": true, "posix": true, "histexpand": true, "physical": true, "errtrace": true,
+	"monitor": true, "noexec": true, "physical": true, "errtrace": true,
 	"functrace": true,
 }
 
+// safeShopts are the shopt options that only change globbing and
+// matching; extglob is not among them, since it changes how bash parses
+// the lines after it.
 var safeShopts = map[string]bool{
-	"nullglob": true, "globstar": true, "dotglob": true, "extglob": true, "nocaseglob": true,
+	"nullglob": true, "globstar": true, "dotglob": true, "nocaseglob": true,
 	"nocasematch": true, "failglob": true, "lastpipe": true, "globasciiranges": true, "inherit_errexit": true,
 }
 

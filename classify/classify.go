@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -22,19 +23,24 @@ const maxDepth = 8
 // parsers holds Bash parsers for reuse; a parser is not safe for
 // concurrent use, so each call takes its own.
 var parsers = sync.Pool{New: func() any {
-	return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(false))
+	return syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true))
 }}
 
 // Command classifies the Bash command text src as ReadOnly, Write or
 // Unknown, with the words and operators that decided it.
 //
 // src is parsed with mvdan.cc/sh/v3/syntax in the Bash dialect. Input that
-// does not parse, is empty, is longer than MaxInputBytes or holds control
-// characters other than tab and newline is Unknown; a parse error is also
-// returned in Verdict.Err. Every command of a list, pipeline, compound
-// command, substitution and nested script is classified and the classes
-// combine with Class.Max. Command never panics and is safe for
-// concurrent use. See docs/classify.md and reference/classifiers.md.
+// does not parse, is empty, is longer than [MaxInputBytes], holds control
+// characters other than tab and newline or is not valid UTF-8 is Unknown;
+// a parse error is also returned in Verdict.Err. So is input where the
+// parser and bash may disagree on where a command, a comment or a
+// here-document body begins or ends (the divergence guard: a comment
+// ending in a backslash, a backslash-newline in a here-document body or
+// in quotes, an unusual here-document delimiter, ...), with a reason
+// naming the construct and its offset. Every command of a list,
+// pipeline, compound command, substitution and nested script is
+// classified and the classes combine with [Class.Max]. Command never
+// panics and is safe for concurrent use. See docs/classify.md.
 func Command(src string) (v Verdict) {
 	c := &classifier{src: src, top: src, exact: true, res: &result{}}
 	defer func() {
@@ -55,6 +61,7 @@ func Command(src string) (v Verdict) {
 		c.parseError(err)
 		return c.verdict()
 	}
+	c.guard(f)
 	c.file(f)
 	return c.verdict()
 }
@@ -67,6 +74,13 @@ func badInput(src string) (string, int) {
 	for i := 0; i < len(src); i++ {
 		if b := src[i]; (b < 0x20 && b != '\t' && b != '\n') || b == 0x7f {
 			return fmt.Sprintf("control character %q", b), i
+		}
+	}
+	if !utf8.ValidString(src) {
+		for i, r := range src {
+			if r == utf8.RuneError {
+				return "bytes that are not UTF-8, which bash and the parser may read differently", i
+			}
 		}
 	}
 	return "", 0
@@ -192,6 +206,7 @@ func (c *classifier) nested(script string, a arg) {
 		n.parseError(err)
 		return
 	}
+	n.guard(f)
 	if len(f.Stmts) == 0 {
 		n.addAt(ReadOnly, 0, len(script), "empty script")
 		return

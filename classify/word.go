@@ -70,13 +70,14 @@ func (c *classifier) word(w *syntax.Word) arg {
 	a := arg{pos: int(w.Pos().Offset()), end: int(w.End().Offset()), w: w}
 	if len(w.Parts) == 1 {
 		// Fast path for the common plain word.
-		if l, ok := w.Parts[0].(*syntax.Lit); ok && !strings.ContainsAny(l.Value, "\\*?[{~") {
+		if l, ok := w.Parts[0].(*syntax.Lit); ok && !strings.ContainsAny(l.Value, "\\*?[{~!") {
 			a.text, a.static = l.Value, true
 			return a
 		}
 	}
 	b := wordBuilder{cut: -1}
-	for _, p := range w.Parts {
+	for i, p := range w.Parts {
+		c.historyBang(p, i == len(w.Parts)-1)
 		c.wordPart(p, &b)
 	}
 	b.shape()
@@ -103,7 +104,10 @@ func (c *classifier) wordPart(p syntax.WordPart, b *wordBuilder) {
 		b.lit(x.Value, true)
 	case *syntax.DblQuoted:
 		if x.Dollar {
-			b.dynamic(false, false) // $"..." is translated at run time
+			// bash looks the text up in a message catalog at run time,
+			// and may expand what the translation holds.
+			c.add(Unknown, x, `$"…" is translated by bash at run time; the text it runs is not known`)
+			b.dynamic(false, false)
 		}
 		for _, q := range x.Parts {
 			c.quotedPart(q, b)
@@ -121,10 +125,53 @@ func (c *classifier) wordPart(p syntax.WordPart, b *wordBuilder) {
 		c.procSubst(x)
 		b.dynamic(false, false) // a /dev/fd path
 	case *syntax.ExtGlob:
+		// bash parses ?( *( +( @( !( as patterns only while extglob is
+		// on, and as something else otherwise.
+		c.add(Unknown, x, "an extglob pattern, which bash parses only when extglob is on")
 		b.dynamic(true, false)
 	default:
 		c.add(Unknown, p, fmt.Sprintf("unhandled word part %T", p))
 		b.dynamic(true, true)
+	}
+}
+
+// historyBang refuses a '!' that an interactive bash (or one after set
+// -H) would replace by an earlier command line before parsing: one
+// followed by anything but a blank, '=', '(' or the end of the word. A
+// non-interactive bash, as agents run, does no history expansion; the
+// classifier does not know which shell runs the text. last tells whether
+// p ends its word.
+func (c *classifier) historyBang(p syntax.WordPart, last bool) {
+	var lits []*syntax.Lit
+	switch x := p.(type) {
+	case *syntax.Lit:
+		lits = append(lits, x)
+	case *syntax.DblQuoted:
+		for i, q := range x.Parts {
+			if l, ok := q.(*syntax.Lit); ok {
+				if i < len(x.Parts)-1 && strings.HasSuffix(l.Value, "!") {
+					c.add(Unknown, l, "a ! that history expansion replaces in an interactive bash")
+				}
+				lits = append(lits, l)
+			}
+		}
+		last = true // the closing quote follows the last literal
+	}
+	for _, l := range lits {
+		v := l.Value
+		for i := strings.IndexByte(v, '!'); i >= 0; {
+			if (i > 0 && v[i-1] == '\\') || (i+1 == len(v) && last) || (i+1 < len(v) && strings.IndexByte(" \t\n=(\"", v[i+1]) >= 0) {
+				j := strings.IndexByte(v[i+1:], '!')
+				if j < 0 {
+					break
+				}
+				i += 1 + j
+				continue
+			}
+			at := int(l.Pos().Offset()) + i
+			c.addAt(Unknown, at, at+1, "a ! that history expansion replaces in an interactive bash")
+			break
+		}
 	}
 }
 
