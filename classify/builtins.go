@@ -144,7 +144,7 @@ func (c *classifier) testNode(e syntax.TestExpr) {
 func (c *classifier) regexOperand(e syntax.TestExpr) {
 	pos, end := int(e.Pos().Offset()), int(e.End().Offset())
 	if i := strings.IndexAny(c.src[pos:end], "()|<>;& \t\n\\`"); i >= 0 {
-		c.addAt(Unknown, pos+i, pos+i+1, "a [[ =~ ]] regular expression with "+strconv.Quote(c.src[pos+i:pos+i+1])+", which bash lexes differently from other words")
+		c.diverge(pos+i, pos+i+1, "a [[ =~ ]] regular expression with "+strconv.Quote(c.src[pos+i:pos+i+1])+", which bash lexes differently from other words")
 	}
 }
 

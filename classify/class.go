@@ -97,6 +97,14 @@ type Verdict struct {
 	// order, including those behind wrappers (sudo, xargs, sh -c, find
 	// -exec). Names hidden by expansions are not listed.
 	Programs []string `json:"programs,omitempty"`
+	// Diverges reports that bash may read the input differently from
+	// the parser the classifier walks: a comment, a here-document body
+	// or a command may begin or end elsewhere under bash (see
+	// docs/classify.md, "Where the parser and bash may disagree"), or
+	// the input holds bytes they may read differently. Class is then not
+	// ReadOnly, and the displayed text may not be the program bash runs:
+	// plan mode refuses such a command instead of asking a human.
+	Diverges bool `json:"diverges,omitempty"`
 	// Err is the parse error, if the input did not parse: a
 	// syntax.ParseError or syntax.LangError, whose Pos locates the
 	// problem. Class is then Unknown.

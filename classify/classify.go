@@ -51,7 +51,7 @@ func Command(src string) (v Verdict) {
 		}
 	}()
 	if bad, at := badInput(src); bad != "" {
-		c.addAt(Unknown, at, at+1, bad)
+		c.diverge(at, at+1, bad)
 		return c.verdict()
 	}
 	p := parsers.Get().(*syntax.Parser)
@@ -115,6 +115,8 @@ type result struct {
 	gitAt []Reason
 	// funcs holds the names of functions the input declares.
 	funcs map[string]bool
+	// diverges: bash may read the input differently (Verdict.Diverges).
+	diverges bool
 }
 
 func (c *classifier) verdict() Verdict {
@@ -128,7 +130,7 @@ func (c *classifier) verdict() Verdict {
 	if len(r.reasons) == 0 {
 		r.add(Reason{Class: Unknown, Why: "empty command"})
 	}
-	v := Verdict{Class: r.class, Programs: r.programs, Err: r.err}
+	v := Verdict{Class: r.class, Programs: r.programs, Err: r.err, Diverges: r.diverges}
 	for _, x := range r.reasons {
 		if x.Class == r.class {
 			v.Reasons = append(v.Reasons, x)
@@ -196,7 +198,7 @@ func (c *classifier) nested(script string, a arg) {
 		n.base, n.baseEnd = c.base, c.baseEnd
 	}
 	if bad, at := badInput(script); bad != "" {
-		n.addAt(Unknown, at, at+1, bad)
+		n.diverge(at, at+1, bad)
 		return
 	}
 	p := parsers.Get().(*syntax.Parser)

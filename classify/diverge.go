@@ -189,18 +189,18 @@ func (c *classifier) guardComments(g *guardScan) {
 		}
 		switch {
 		case h > 0 && !wordBoundary(src[h-1]):
-			c.addAt(Unknown, h, h+1, "a # inside a word that the parser read as a comment")
+			c.diverge(h, h+1, "a # inside a word that the parser read as a comment")
 		case "#"+cm.Text != line:
-			c.addAt(Unknown, h, h+len(line), "a comment that bash ends at the newline and the parser carries on")
+			c.diverge(h, h+len(line), "a comment that bash ends at the newline and the parser carries on")
 		case strings.HasSuffix(line, `\`):
-			c.addAt(Unknown, h, h+len(line), "a comment that ends in a backslash: bash ends it at the newline and runs the next line")
+			c.diverge(h, h+len(line), "a comment that ends in a backslash: bash ends it at the newline and runs the next line")
 		}
 	}
 	for i := 0; i < len(src); i++ {
 		if src[i] != '#' || known[i] || (i > 0 && !wordBoundary(src[i-1])) || g.inside(i) != "" {
 			continue
 		}
-		c.addAt(Unknown, i, i+1, "a # at the start of a word that bash reads as a comment and the parser does not")
+		c.diverge(i, i+1, "a # at the start of a word that bash reads as a comment and the parser does not")
 	}
 }
 
@@ -229,7 +229,7 @@ func (c *classifier) guardHeredocs(g *guardScan) {
 	cursor := -1 // where the next body of the same line begins
 	for _, h := range g.heredocs {
 		if h.delimBad != "" {
-			c.addAt(Unknown, h.op, h.wordEnd, h.delimBad)
+			c.diverge(h.op, h.wordEnd, h.delimBad)
 			cursor = -1
 			continue
 		}
@@ -237,7 +237,7 @@ func (c *classifier) guardHeredocs(g *guardScan) {
 		if start < 0 || h.op >= start {
 			nl := strings.IndexByte(src[h.wordEnd:], '\n')
 			if nl < 0 {
-				c.addAt(Unknown, h.op, h.wordEnd, "a here-document with no body")
+				c.diverge(h.op, h.wordEnd, "a here-document with no body")
 				return
 			}
 			start = h.wordEnd + nl + 1
@@ -245,14 +245,14 @@ func (c *classifier) guardHeredocs(g *guardScan) {
 		lineStart, lineEnd := heredocEnd(src, start, h.delim, h.dash)
 		switch {
 		case lineStart < 0:
-			c.addAt(Unknown, h.op, h.wordEnd, "a here-document whose delimiter line bash never finds")
+			c.diverge(h.op, h.wordEnd, "a here-document whose delimiter line bash never finds")
 			return
 		case strings.Contains(src[start:lineStart], "\\\n"):
 			at := start + strings.Index(src[start:lineStart], "\\\n")
-			c.addAt(Unknown, at, at+2, "a backslash-newline in a here-document body: bash may join it and end the body early")
+			c.diverge(at, at+2, "a backslash-newline in a here-document body: bash may join it and end the body early")
 		case h.r.Hdoc == nil && lineStart != start,
 			h.r.Hdoc != nil && (int(h.r.Hdoc.Pos().Offset()) != start || int(h.r.Hdoc.End().Offset()) != lineEnd):
-			c.addAt(Unknown, h.op, h.wordEnd, "a here-document whose body bash and the parser delimit differently")
+			c.diverge(h.op, h.wordEnd, "a here-document whose body bash and the parser delimit differently")
 		}
 		cursor = min(lineEnd+1, len(src))
 	}
@@ -291,7 +291,7 @@ func (c *classifier) guardContinuations(g *guardScan) {
 	for i := strings.Index(src, "\\\n"); i >= 0; {
 		// Comments and here-document bodies were checked above.
 		if what := g.inside(i); what != "" && what != "a comment" && what != "a here-document body" {
-			c.addAt(Unknown, i, i+2, "a backslash-newline inside "+what+", where bash and the parser may join lines differently")
+			c.diverge(i, i+2, "a backslash-newline inside "+what+", where bash and the parser may join lines differently")
 		}
 		next := strings.Index(src[i+2:], "\\\n")
 		if next < 0 {
@@ -299,4 +299,12 @@ func (c *classifier) guardContinuations(g *guardScan) {
 		}
 		i += 2 + next
 	}
+}
+
+// diverge records, for the bytes [pos, end) of c.src, that bash and the
+// parser may read the source differently: the verdict is Unknown at
+// least, and Verdict.Diverges is set.
+func (c *classifier) diverge(pos, end int, why string) {
+	c.res.diverges = true
+	c.addAt(Unknown, pos, end, why)
 }

@@ -2,6 +2,7 @@ package classify_test
 
 import (
 	"bytes"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -11,17 +12,30 @@ import (
 )
 
 // FuzzCommand checks that Command never panics, that input which does
-// not parse is never read-only, that reasons point into the input, and
-// that the verdict is the same for the input printed back by
-// syntax.Printer. Seeds: the corpus and testdata/fuzz/FuzzCommand.
+// not parse is never read-only, that reasons point into the input, that
+// a read-only verdict never hides a divergence from bash, that the
+// verdict is the same for the input printed back by syntax.Printer
+// (unless bash may read the input differently, when the printed form is
+// the parser's reading and not bash's), and, where bash is installed,
+// that a program judged read-only never changes the fuzz directory when
+// bash runs it. Seeds: the corpus and testdata/fuzz/FuzzCommand.
 func FuzzCommand(f *testing.F) {
 	for _, r := range loadCorpus(f) {
 		f.Add(r.Cmd)
 	}
+	bash, _ := exec.LookPath("bash")
 	parser := syntax.NewParser(syntax.Variant(syntax.LangBash))
 	printer := syntax.NewPrinter()
 	f.Fuzz(func(t *testing.T, src string) {
 		v := classify.Command(src)
+		if v.Diverges && v.Class == classify.ReadOnly {
+			t.Fatalf("Command(%q) = read-only, but bash may read it differently: %v", src, v.Reasons)
+		}
+		if v.Class == classify.ReadOnly && bash != "" {
+			if ch := runInBash(t, bash, src, false); len(ch) > 0 {
+				t.Fatalf("Command(%q) = read-only, but bash changed %v", src, ch)
+			}
+		}
 		for _, r := range v.Reasons {
 			if strings.HasPrefix(r.Why, "classifier error") {
 				t.Fatalf("Command(%q) panicked: %s", src, r.Why)
@@ -40,7 +54,7 @@ func FuzzCommand(f *testing.F) {
 			}
 			return
 		}
-		if len(src) > classify.MaxInputBytes || strings.ContainsFunc(src, isControl) {
+		if v.Diverges || len(src) > classify.MaxInputBytes || strings.ContainsFunc(src, isControl) {
 			return // decided before parsing; printing may drop the bytes
 		}
 		var buf bytes.Buffer

@@ -127,7 +127,7 @@ func (c *classifier) wordPart(p syntax.WordPart, b *wordBuilder) {
 	case *syntax.ExtGlob:
 		// bash parses ?( *( +( @( !( as patterns only while extglob is
 		// on, and as something else otherwise.
-		c.add(Unknown, x, "an extglob pattern, which bash parses only when extglob is on")
+		c.diverge(int(x.Pos().Offset()), int(x.End().Offset()), "an extglob pattern, which bash parses only when extglob is on")
 		b.dynamic(true, false)
 	default:
 		c.add(Unknown, p, fmt.Sprintf("unhandled word part %T", p))
@@ -150,7 +150,7 @@ func (c *classifier) historyBang(p syntax.WordPart, last bool) {
 		for i, q := range x.Parts {
 			if l, ok := q.(*syntax.Lit); ok {
 				if i < len(x.Parts)-1 && strings.HasSuffix(l.Value, "!") {
-					c.add(Unknown, l, "a ! that history expansion replaces in an interactive bash")
+					c.diverge(int(l.End().Offset())-1, int(l.End().Offset()), "a ! that history expansion replaces in an interactive bash")
 				}
 				lits = append(lits, l)
 			}
@@ -169,7 +169,7 @@ func (c *classifier) historyBang(p syntax.WordPart, last bool) {
 				continue
 			}
 			at := int(l.Pos().Offset()) + i
-			c.addAt(Unknown, at, at+1, "a ! that history expansion replaces in an interactive bash")
+			c.diverge(at, at+1, "a ! that history expansion replaces in an interactive bash")
 			break
 		}
 	}
