@@ -176,7 +176,7 @@ var (
 		"head -n 1 a.txt", "true", "pwd", ":", "printf '%s\\n' x", "sort a.txt", "echo", "cat EOF", "ls sub"}
 	genWrites = []string{"touch MARK", ">MARK", "echo x >MARK", "mkdir MARK", ": >MARK", "cp a.txt MARK",
 		"rm a.txt", "mv a.txt MARK", "echo y >>a.txt", "tee MARK </dev/null", "printf x >MARK"}
-	genSeps = []string{"; ", "\n", " && ", " || ", " | ", ";\n", " \\\n", "\n\n", " &\n", "\\\n", "\r\n"}
+	genSeps   = []string{"; ", "\n", " && ", " || ", " | ", ";\n", " \\\n", "\n\n", " &\n", "\\\n", "\r\n"}
 	genDelims = []string{"EOF", "E", "_X1", "END-OF", "a.b"}
 	genWords  = []string{"x", "'a b'", `"a b"`, "$'a\\tb'", `$"msg"`, "\\#", "a#b", "!x", "x!", "'!'",
 		"$HOME", "${HOME}", "$((1+2))", "\"$(echo q)\"", "`echo q`", "{a,b}", "*.txt", "@(a|b)",
