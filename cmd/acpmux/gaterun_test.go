@@ -38,8 +38,13 @@ func startGateRun(t *testing.T, script string, flags ...string) *gateRun {
 		t.Fatal(err)
 	}
 	r := &gateRun{agentLog: filepath.Join(dir, "agent.log"), out: make(chan map[string]any, 256), stderr: make(chan string, 256)}
-	args := append(append([]string{"run", "--state", ":memory:", "--grace", "2s"}, flags...), "--", os.Args[0])
+	self, err := filepath.Abs(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append(append([]string{"run", "--state", ":memory:", "--grace", "200ms"}, flags...), "--", self)
 	r.cmd = exec.Command("acpmux", args...)
+	r.cmd.Dir = dir // the agent's working directory: nothing it runs lands in the repository
 	r.cmd.Env = append(os.Environ(), acptest.EnvScript+"=@"+scriptFile, acptest.EnvLog+"="+r.agentLog)
 	r.cmd.WaitDelay = 5 * time.Second
 	r.stdin, _ = r.cmd.StdinPipe()
