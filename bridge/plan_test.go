@@ -287,3 +287,37 @@ func TestBreakerCancelsTurn(t *testing.T) {
 		t.Errorf("after the breaker: %s %q", opt, msg)
 	}
 }
+
+// TestPlanModeEditWithReadOnlyCommandNeverReachesAHost: through the bridge,
+// in plan mode, edit-kind and diff-carrying tool calls whose
+// rawInput.command is read-only ("ls") are blocked: the agent gets the
+// reject option with the edit-block message and the IDE is never shown
+// them (the next thing it sees is the end of the turn).
+func TestPlanModeEditWithReadOnlyCommandNeverReachesAHost(t *testing.T) {
+	perm := func(n int, kind, extra string) string {
+		return fmt.Sprintf(`send {"jsonrpc":"2.0","id":"perm-%d","method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"c%d","title":"ls","kind":%q,"rawInput":{"command":"ls"}%s},"options":[{"optionId":"allow-once","name":"Yes","kind":"allow_once"},{"optionId":"reject","name":"No","kind":"reject_once"}]}}`+"\nrecv\n", n, n, kind, extra)
+	}
+	diff := `,"content":[{"type":"diff","path":"/tmp/a.go","oldText":"a","newText":"b"}]`
+	script := permScriptHead + perm(1, "edit", "") + perm(2, "DELETE", "") + perm(3, "Move", "") + perm(4, "execute", diff) +
+		`send {"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}` + "\nwaiteof\n"
+	pol, err := confirm.ParsePolicy([]byte("[[rule]]\nname='ro'\ndecision='allow'\nclass='read-only'\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newPlanFixture(t, script, confirm.Options{Mode: confirm.ModePlan, Policy: pol})
+	f.prompt()
+	for n := 1; n <= 4; n++ {
+		if opt, msg := agentOutcome(t, f.waitAgent(n)); opt != "reject" || msg != classify.EditBlockMessage {
+			t.Errorf("perm-%d: agent got %s %q, want reject with the edit-block message", n, opt, msg)
+		}
+	}
+	for {
+		m := f.ide.next()
+		if m["method"] == "session/request_permission" {
+			t.Fatalf("the IDE was asked: %v", m["params"])
+		}
+		if fmt.Sprint(m["id"]) == "3" {
+			break
+		}
+	}
+}

@@ -34,8 +34,10 @@ func (c Breaker) withDefaults() Breaker {
 	return c
 }
 
-// breakerState counts one session's denials in the current prompt turn.
-// Guarded by gate.mu.
+// breakerState counts one session's denials across its prompt turns: the
+// consecutive count is reset only by an approval, the window only slides.
+// tripped holds from the trip to the next prompt from a host
+// (PromptStarted). Guarded by gate.mu.
 type breakerState struct {
 	consecutive int
 	times       []time.Time
@@ -90,4 +92,4 @@ func (b *Broker) countOutcome(sessionID string, denied bool, reason string) {
 }
 
 // BreakerNotice is the text hosts are told when the breaker cancels a turn.
-const BreakerNotice = "The prompt turn was cancelled; every further permission request of this turn is denied. The breaker resets on the next prompt."
+const BreakerNotice = "The prompt turn was cancelled; every further permission request of this turn is denied. The trip clears on the next prompt from a host."

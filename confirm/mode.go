@@ -133,12 +133,15 @@ func (b *Broker) EngagePlan(sessionID, by string) bool {
 	return err == nil
 }
 
-// PromptStarted reports that a host sent session/prompt for sessionID: the
-// circuit breaker of the session resets (docs/policy.md, "Circuit breaker").
+// PromptStarted reports that a host sent session/prompt for sessionID: a
+// tripped circuit breaker of the session clears. Its counts are kept: the
+// breaker counts denials within the session, across prompt turns, and only
+// an approval resets the consecutive count (docs/policy.md, "Circuit
+// breaker").
 func (b *Broker) PromptStarted(sessionID string) {
 	b.g.mu.Lock()
 	defer b.g.mu.Unlock()
-	b.gateSessionLocked(sessionID).breaker = breakerState{}
+	b.gateSessionLocked(sessionID).breaker.tripped = false
 }
 
 // staleSession fails every open decision of sessionID closed as stale.

@@ -198,11 +198,11 @@ func (b *Broker) routeSnapshot(s *Snapshot, producer string) {
 	s.DisplayedTextSHA256 = sha256Hex([]byte(s.DisplayedText))
 }
 
-// route is the routing table of DESIGN.md ("Plan-mode routing for shell
-// commands") and docs/plan-mode.md, in order: policy deny beats everything;
-// switch_mode always goes to a human; the circuit breaker; plan-mode shell
-// routing; plan-mode edits; the data-source precheck; policy allow; a
-// remembered verdict; ask.
+// route is the routing table of docs/plan-mode.md, in order: policy deny
+// beats everything; switch_mode always goes to a human; the circuit
+// breaker; plan-mode edits (whatever command they carry); plan-mode shell
+// routing; the data-source precheck; policy allow; a remembered verdict;
+// ask.
 func route(g *GateInfo, s *Snapshot, it Item, v Verdict, tripped bool, remembered, rememberedBy string) {
 	rule := decidedByRulePrefix + v.Rule
 	set := func(r, by, msg string) { g.Route, g.DecidedBy, g.Message = r, by, msg }
@@ -214,10 +214,13 @@ func route(g *GateInfo, s *Snapshot, it Item, v Verdict, tripped bool, remembere
 		set(RouteAsk, BuiltinSwitchMode, "")
 	case tripped:
 		set(RouteDeny, BuiltinBreaker, fixed.BreakerMessage)
+	case plan && (editKind(it.Kind) || hasDiff(s.ToolCall)):
+		// Before the shell routing: an edit's command field (rawInput.command
+		// or an execute title) is not what the edit does, so a read-only
+		// looking one never lets it run.
+		set(RoutePlanBlock, BuiltinPlanBlock, fixed.EditBlockMessage)
 	case plan && s.Command != "":
 		planShell(g, it.Class, v, rule)
-	case plan && (editKind(it.Kind) || hasDiff(s.ToolCall)):
-		set(RoutePlanBlock, BuiltinPlanBlock, fixed.EditBlockMessage)
 	case dataSource(s) && v.Decision == DecisionAsk:
 		set(RouteDeny, rule, fixed.PolicyDenyMessage)
 		g.Downgraded = true
@@ -240,24 +243,32 @@ func route(g *GateInfo, s *Snapshot, it Item, v Verdict, tripped bool, remembere
 	}
 }
 
-// editKind reports whether kind (compared without case) changes files.
+// editKind reports whether kind (compared without case or surrounding
+// space) changes files: edit, delete or move.
 func editKind(kind string) bool {
-	switch strings.ToLower(kind) {
+	switch strings.ToLower(strings.TrimSpace(kind)) {
 	case "edit", "delete", "move":
 		return true
 	}
 	return false
 }
 
-// hasDiff reports whether the tool call carries diff content: an edit,
-// whatever kind the agent gave it.
+// hasDiff reports whether the tool call carries diff content (a block of
+// type "diff", compared without case): an edit, whatever kind the agent
+// gave it. Content that is not an array of objects cannot be checked and
+// counts as a diff.
 func hasDiff(tc acp.ToolCallUpdate) bool {
+	if tc.Content == nil || strings.TrimSpace(string(tc.Content)) == "null" {
+		return false
+	}
 	var content []struct {
 		Type string `json:"type"`
 	}
-	json.Unmarshal(tc.Content, &content)
+	if json.Unmarshal(tc.Content, &content) != nil {
+		return true
+	}
 	for _, c := range content {
-		if c.Type == "diff" {
+		if strings.EqualFold(strings.TrimSpace(c.Type), "diff") {
 			return true
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/acpmux/acpmux/classify"
 	"github.com/acpmux/acpmux/confirm"
 )
 
@@ -115,5 +116,60 @@ func TestTitleCommandChangeIsStale(t *testing.T) {
 	b.Answer(context.Background(), "s", d.ID(), "ide", confirm.Answer{OptionID: "allow-once"})
 	if opt, _ := outcome(t, await(t, ch).result); opt == "allow-once" {
 		t.Error("approved after the command in the title changed")
+	}
+}
+
+// TestPlanModeEditWithReadOnlyCommandIsBlocked: in plan mode a tool call of
+// kind edit, delete or move (any case) or one carrying diff content is
+// blocked even when its command field (rawInput.command, or the title of an
+// execute call) is read-only, with no rule, with an allow rule for
+// read-only commands, and with an allow rule naming the command. No host is
+// shown it; the audit row says builtin:plan-block.
+func TestPlanModeEditWithReadOnlyCommandIsBlocked(t *testing.T) {
+	diff := `,"content":[{"type":"diff","path":"/work/a.go","oldText":"a","newText":"b"}]`
+	calls := []struct {
+		name, toolCall string
+	}{
+		{"edit", `"kind":"edit","title":"ls","rawInput":{"command":"ls","file_path":"/work/a.go"}`},
+		{"Edit", `"kind":"Edit","title":"ls","rawInput":{"command":"ls"}`},
+		{"DELETE", `"kind":"DELETE","title":"git status","rawInput":{"command":"git status","path":"/work/a.go"}`},
+		{"Move", `"kind":"Move","title":"ls","rawInput":{"command":["ls","-la"]}`},
+		{"spaced kind", `"kind":" edit ","title":"ls","rawInput":{"command":"ls"}`},
+		{"execute with diff", `"kind":"execute","title":"cat a.go","rawInput":{"command":"cat a.go"}` + diff},
+		{"execute title with diff", `"kind":"execute","title":"ls"` + diff},
+		{"read with diff", `"kind":"read","title":"ls","rawInput":{"command":"ls"}` + diff},
+		{"Diff type", `"kind":"other","title":"ls","rawInput":{"command":"ls"},"content":[{"type":"Diff","path":"/work/a.go","newText":"b"}]`},
+		{"unreadable content", `"kind":"execute","title":"ls","rawInput":{"command":"ls"},"content":{"type":"diff","path":"/work/a.go","newText":"b"}`},
+	}
+	policies := map[string]string{
+		"no rule":          "",
+		"allow read-only":  "[[rule]]\nname='ro'\ndecision='allow'\nclass='read-only'",
+		"allow command":    "[[rule]]\nname='ls'\ndecision='allow'\ncommand=['ls*','git status','cat *']",
+		"allow edit kinds": "[[rule]]\nname='edits'\ndecision='allow'\nkind=['edit','execute','read','other']",
+	}
+	for pname, src := range policies {
+		for _, c := range calls {
+			t.Run(pname+"/"+c.name, func(t *testing.T) {
+				opts := confirm.Options{Classify: classifyCmd, Mode: confirm.ModePlan}
+				if src != "" {
+					opts.Policy = mustPolicy(t, src)
+				}
+				b := newBroker(t, opts)
+				ide := newHost("ide")
+				p := `{"sessionId":"s","toolCall":{"toolCallId":"e1",` + c.toolCall + `},"options":[{"optionId":"allow-once","name":"Yes","kind":"allow_once"},{"optionId":"reject-once","name":"No","kind":"reject_once"}]}`
+				r := await(t, ask(b, confirm.Request{SessionID: "s", AgentKey: "e", Params: json.RawMessage(p), Cwd: "/work"}, ide))
+				if opt, msg := outcome(t, r.result); opt != "reject-once" || msg != classify.EditBlockMessage {
+					t.Errorf("agent got %s %q, want reject-once with the edit-block message", opt, msg)
+				}
+				select {
+				case d := <-ide.presented:
+					t.Errorf("a host was asked: %s", d.Snapshot().Title)
+				default:
+				}
+				if it := planItem(t, b, "s", confirm.DecisionID("s", "e")); it.DecidedBy != confirm.BuiltinPlanBlock || it.Route != confirm.RoutePlanBlock {
+					t.Errorf("audit row decidedBy %q route %q, want %s %s", it.DecidedBy, it.Route, confirm.BuiltinPlanBlock, confirm.RoutePlanBlock)
+				}
+			})
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -18,8 +19,9 @@ const (
 )
 
 // Rule is one [[rule]] table of a policy file. Every matcher is optional
-// and takes a string or an array of strings; a rule matches an item when
-// every matcher it has matches (an array matches when any element does).
+// and takes a string or a non-empty array of strings; a rule matches an
+// item when every matcher it has matches (an array matches when any element
+// does). An empty array is refused by ParsePolicy.
 // Globs: "*" matches any run of characters and "?" one character; in Path,
 // "*" stops at "/" and "**" crosses it.
 type Rule struct {
@@ -99,7 +101,9 @@ func set(xs ...string) map[string]bool {
 
 // ParsePolicy parses policy TOML: only [[rule]] tables with the keys of
 // Rule. An unknown key, a missing or duplicate name, an unknown decision,
-// kind, class or mode, or a malformed glob is an error wrapping ErrPolicy.
+// kind, class or mode, an empty array in any matcher, or a malformed glob
+// is an error wrapping ErrPolicy that names the rule (its number, name and
+// the line of its [[rule]] header).
 func ParsePolicy(data []byte) (*Policy, error) {
 	var f struct {
 		Rule []Rule `toml:"rule"`
@@ -111,13 +115,87 @@ func ParsePolicy(data []byte) (*Policy, error) {
 	if und := md.Undecoded(); len(und) > 0 {
 		return nil, fmt.Errorf("%w: unknown key %q", ErrPolicy, und[0].String())
 	}
+	lines := ruleLines(string(data))
+	if len(lines) != len(f.Rule) {
+		lines = nil // rules written some other way (an inline array): no lines
+	}
 	names := map[string]bool{}
 	for i, r := range f.Rule {
 		if err := checkRule(r, names); err != nil {
+			if lines != nil {
+				return nil, fmt.Errorf("%w: rule %d (%q, line %d): %v", ErrPolicy, i+1, r.Name, lines[i], err)
+			}
 			return nil, fmt.Errorf("%w: rule %d (%q): %v", ErrPolicy, i+1, r.Name, err)
 		}
 	}
 	return &Policy{Rules: f.Rule}, nil
+}
+
+// ruleHeader is a [[rule]] table header line (the key bare or quoted).
+var ruleHeader = regexp.MustCompile(`^[ \t]*\[\[[ \t]*(rule|"rule"|'rule')[ \t]*\]\][ \t]*(#.*)?\r?$`)
+
+// ruleLines returns the 1-based line of each [[rule]] header of TOML src,
+// in order, skipping lines inside multi-line strings.
+func ruleLines(src string) []int {
+	var lines []int
+	var open string // closing delimiter of the multi-line string the line starts in
+	for i, line := range strings.Split(src, "\n") {
+		if open == "" && ruleHeader.MatchString(line) {
+			lines = append(lines, i+1)
+		}
+		open = scanTOMLLine(line, open)
+	}
+	return lines
+}
+
+// scanTOMLLine scans one line of TOML that starts inside a multi-line
+// string closed by open (or outside strings when open is "") and returns
+// the delimiter of the multi-line string it ends in, or "".
+func scanTOMLLine(line, open string) string {
+	for j := 0; j < len(line); {
+		c := line[j]
+		switch {
+		case open != "":
+			k := closeAt(line[j:], open)
+			if k < 0 {
+				return open
+			}
+			j += k + len(open)
+			for n := 0; n < 2 && j < len(line) && line[j] == open[0]; n++ {
+				j++ // up to two quotes before the delimiter belong to the string
+			}
+			open = ""
+		case c == '#':
+			return ""
+		case strings.HasPrefix(line[j:], `"""`) || strings.HasPrefix(line[j:], "'''"):
+			open = line[j : j+3]
+			j += 3
+		case c == '"' || c == '\'':
+			k := closeAt(line[j+1:], string(c))
+			if k < 0 {
+				return "" // unterminated: the TOML parser refuses it anyway
+			}
+			j += k + 2
+		default:
+			j++
+		}
+	}
+	return open
+}
+
+// closeAt returns the index in s of the delimiter delim that closes a
+// string, skipping backslash escapes in basic strings, or -1.
+func closeAt(s, delim string) int {
+	for i := 0; i+len(delim) <= len(s); i++ {
+		if delim[0] == '"' && s[i] == '\\' {
+			i++
+			continue
+		}
+		if strings.HasPrefix(s[i:], delim) {
+			return i
+		}
+	}
+	return -1
 }
 
 func checkRule(r Rule, names map[string]bool) error {
@@ -128,6 +206,14 @@ func checkRule(r Rule, names map[string]bool) error {
 		return errors.New("duplicate name")
 	}
 	names[r.Name] = true
+	for _, m := range []struct {
+		key  string
+		vals strList
+	}{{"command", r.Command}, {"kind", r.Kind}, {"path", r.Path}, {"title", r.Title}, {"agent", r.Agent}, {"class", r.Class}, {"mode", r.Mode}} {
+		if m.vals != nil && len(m.vals) == 0 {
+			return fmt.Errorf("%s = []: an empty array matches nothing; remove the key to match anything, or list at least one value", m.key)
+		}
+	}
 	switch r.Decision {
 	case DecisionAllow, DecisionAsk, DecisionDeny:
 	default:
@@ -200,9 +286,10 @@ func (r Rule) matches(it Item) bool {
 		anyPath(r.Path, it.Paths) && anyEq(r.Agent, it.Agent)
 }
 
-// anyEq reports whether l is empty (no matcher) or holds v.
+// anyEq reports whether l is nil (no matcher) or holds v. A non-nil empty
+// l (refused by ParsePolicy) matches nothing.
 func anyEq(l strList, v string) bool {
-	if len(l) == 0 {
+	if l == nil {
 		return true
 	}
 	for _, x := range l {
@@ -214,7 +301,7 @@ func anyEq(l strList, v string) bool {
 }
 
 func anyGlob(l strList, v string, path, has bool) bool {
-	if len(l) == 0 {
+	if l == nil {
 		return true
 	}
 	if !has {
@@ -230,7 +317,7 @@ func anyGlob(l strList, v string, path, has bool) bool {
 }
 
 func anyPath(l strList, paths []string) bool {
-	if len(l) == 0 {
+	if l == nil {
 		return true
 	}
 	for _, p := range paths {

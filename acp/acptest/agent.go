@@ -73,6 +73,12 @@ func MaybeRunAgent() {
 //	closestdout     close stdout (the agent lives on)
 //	spawn ARGS      start ARGS as a child that inherits stdout and is not
 //	                waited for (a descendant holding the pipe open)
+//	runif OPTIONID ARGV
+//	                as a real agent would after a permission request: when
+//	                the last message received was a response whose result
+//	                is outcome "selected" with OPTIONID, run ARGV (a JSON
+//	                array of strings) and wait for it, its output going to
+//	                stderr; otherwise do nothing
 //
 // Empty lines and lines starting with "#" are ignored. At the end of the
 // script the agent exits 0.
@@ -81,6 +87,7 @@ func RunAgent(script string, in io.Reader, out, errw io.Writer, log io.Writer) i
 	w := bufio.NewWriter(out)
 	var lastID json.RawMessage
 	var lastMethod string
+	var lastMsg []byte
 	for n, line := range strings.Split(script, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -110,6 +117,7 @@ func RunAgent(script string, in io.Reader, out, errw io.Writer, log io.Writer) i
 			if env.Method != "" {
 				lastID, lastMethod = env.ID, env.Method
 			}
+			lastMsg = msg
 		case "send":
 			arg = strings.ReplaceAll(arg, "$ID", string(lastID))
 			w.WriteString(strings.ReplaceAll(arg, "$METHOD", lastMethod) + "\n")
@@ -151,6 +159,21 @@ func RunAgent(script string, in io.Reader, out, errw io.Writer, log io.Writer) i
 			if err := cmd.Start(); err != nil {
 				return fail("%v", err)
 			}
+		case "runif":
+			opt, argvJSON, _ := strings.Cut(arg, " ")
+			var argv []string
+			if err := json.Unmarshal([]byte(argvJSON), &argv); err != nil || len(argv) == 0 {
+				return fail("want OPTIONID and a JSON array of strings: %v", err)
+			}
+			if selectedOption(lastMsg) != opt {
+				continue
+			}
+			w.Flush()
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Stdout, cmd.Stderr = errw, errw
+			if err := cmd.Run(); err != nil {
+				fmt.Fprintf(errw, "acptest agent: %v: %v\n", argv, err)
+			}
 		case "exit":
 			code, _ := strconv.Atoi(arg)
 			w.Flush()
@@ -166,6 +189,24 @@ func RunAgent(script string, in io.Reader, out, errw io.Writer, log io.Writer) i
 	}
 	w.Flush()
 	return 0
+}
+
+// selectedOption returns the optionId of a response msg whose result is a
+// session/request_permission outcome "selected", or "".
+func selectedOption(msg []byte) string {
+	var r struct {
+		Method string `json:"method"`
+		Result struct {
+			Outcome struct {
+				Outcome  string `json:"outcome"`
+				OptionID string `json:"optionId"`
+			} `json:"outcome"`
+		} `json:"result"`
+	}
+	if json.Unmarshal(msg, &r) != nil || r.Method != "" || r.Result.Outcome.Outcome != "selected" {
+		return ""
+	}
+	return r.Result.Outcome.OptionID
 }
 
 func readLine(r *bufio.Reader, log io.Writer) ([]byte, error) {

@@ -115,6 +115,13 @@ func TestDecideClaude(t *testing.T) {
 		{"plan bad tool_input", claudeHookInput{PermissionMode: "plan", ToolName: "Bash", ToolInput: json.RawMessage(`"ls"`)}, false, false, "ask", classify.UnknownWarning, ""},
 		{"plan exit", claudeHookInput{PermissionMode: "plan", ToolName: "ExitPlanMode"}, false, false, "ask", classify.ExitPlanModeMessage, ""},
 		{"plan other tool", claudeHookInput{PermissionMode: "plan", ToolName: "Write"}, false, false, "", "", ""},
+		// Edit tools carrying a read-only looking command are never
+		// allowed: only tool_name Bash is classified.
+		{"plan Edit with command", claudeHookInput{PermissionMode: "plan", ToolName: "Edit", ToolInput: json.RawMessage(`{"command":"ls","file_path":"/p/a.go","old_string":"a","new_string":"b"}`)}, false, false, "", "", ""},
+		{"plan Write with command", claudeHookInput{PermissionMode: "plan", ToolName: "Write", ToolInput: json.RawMessage(`{"command":"ls","file_path":"/p/a.go","content":"x"}`)}, false, false, "", "", ""},
+		{"plan MultiEdit with command", claudeHookInput{PermissionMode: "plan", ToolName: "MultiEdit", ToolInput: json.RawMessage(`{"command":"git status","file_path":"/p/a.go","edits":[]}`)}, false, false, "", "", ""},
+		{"plan NotebookEdit with command", claudeHookInput{PermissionMode: "plan", ToolName: "NotebookEdit", ToolInput: json.RawMessage(`{"command":"ls","notebook_path":"/p/a.ipynb","new_source":"x"}`)}, false, false, "", "", ""},
+		{"plan bash lower case", claudeHookInput{PermissionMode: "plan", ToolName: "bash", ToolInput: json.RawMessage(`{"command":"ls"}`)}, false, false, "", "", ""},
 		{"flag plan", bash("default", "git commit -m x"), true, false, "deny", classify.WriteBlockMessage, ""},
 		{"default write", bash("default", "rm -rf x"), false, false, "", "", ""},
 		{"default unknown", bash("default", "make"), false, false, "", "", ""},
