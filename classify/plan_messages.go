@@ -18,6 +18,13 @@ const (
 	// search, fetch, think or interactive call).
 	PolicyDenyMessage = "acpmux policy denied this tool call. Do not retry it through wrappers or other tools."
 
+	// DivergeBlockMessage is the reason given when plan mode refuses a
+	// shell command that bash may read differently from the classifier
+	// (Verdict.Diverges): a comment, here-document or command that may
+	// begin or end elsewhere under bash. No host is asked, since the text
+	// a person would approve is not the program bash would run.
+	DivergeBlockMessage = "Plan mode refused this shell command because bash may read it differently from how acpmux parsed it (see the reasons: a comment, here-document, line continuation or byte that bash treats otherwise). The command was not run and no approval was asked for; rewrite it in plain form. Plan mode remains active."
+
 	// BreakerMessage is the reason given when the circuit breaker stopped
 	// the prompt turn after repeated denials; every further permission
 	// request of that turn is denied.

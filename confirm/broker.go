@@ -50,10 +50,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Now returns the current time (tests). Nil means time.Now.
 	Now func() time.Time
-	// Classify returns the class ("read-only", "write", "unknown") and
-	// reasons of a shell command; nil means commands are not classified. A
-	// panic becomes class "unknown".
-	Classify func(command string) (class string, reasons []string)
+	// Classify returns the classification of a shell command: its class
+	// ("read-only", "write", "unknown"), reasons and whether bash may read
+	// it differently from the classifier (Diverges; plan mode then refuses
+	// it without asking). Nil means commands are not classified. A panic
+	// becomes class "unknown".
+	Classify func(command string) Classification
 	// Revalidate is called after a host's answer won the in-memory claim and
 	// before it is committed, unless the chosen option is a reject option. A
 	// non-nil error (session gone, mode revision changed, ...) fails the

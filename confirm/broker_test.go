@@ -462,11 +462,11 @@ func TestMaxOpenPerSession(t *testing.T) {
 }
 
 func TestToolCallMergeAndClassify(t *testing.T) {
-	b := newBroker(t, confirm.Options{Classify: func(cmd string) (string, []string) {
+	b := newBroker(t, confirm.Options{Classify: func(cmd string) confirm.Classification {
 		if cmd == "rm -rf build" {
-			return "write", []string{"rm deletes files"}
+			return confirm.Classification{Class: "write", Reasons: []string{"rm deletes files"}}
 		}
-		return "read-only", nil
+		return confirm.Classification{Class: "read-only"}
 	}})
 	b.ToolCallUpdate("s", json.RawMessage(`{"sessionUpdate":"tool_call","toolCallId":"call_9","title":"Terminal","kind":"execute","status":"pending","rawInput":{"command":"rm -rf build"}}`))
 	b.ToolCallUpdate("s", json.RawMessage(`{"sessionUpdate":"tool_call_update","toolCallId":"call_9","title":"rm -rf build"}`))

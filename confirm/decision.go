@@ -108,6 +108,10 @@ type Resolution struct {
 type Classification struct {
 	Class   string   `json:"class"`
 	Reasons []string `json:"reasons,omitempty"`
+	// Diverges: bash may read the command differently from the
+	// classifier's parse (classify.Verdict.Diverges); Class is then not
+	// "read-only" and plan mode refuses the command without asking.
+	Diverges bool `json:"diverges,omitempty"`
 }
 
 // Snapshot is the immutable record of what a decision asks: taken once when

@@ -15,8 +15,9 @@ import (
 	"github.com/acpmux/acpmux/confirm"
 )
 
-func classifyCmd(cmd string) (string, []string) {
-	return classify.Command(cmd).Class.String(), nil
+func classifyCmd(cmd string) confirm.Classification {
+	v := classify.Command(cmd)
+	return confirm.Classification{Class: v.Class.String(), Diverges: v.Diverges}
 }
 
 // toolReq is a permission request for a tool call of kind with rawInput

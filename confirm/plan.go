@@ -31,6 +31,7 @@ const (
 // Built-in decidedBy names.
 const (
 	BuiltinPlanReadOnly  = "builtin:plan-read-only"  // read-only shell commands run in plan mode
+	BuiltinPlanDiverges  = "builtin:plan-diverges"   // plan mode refuses commands bash may read differently
 	BuiltinPlanBlock     = "builtin:plan-block"      // writes, edits, deletes and moves are blocked in plan mode
 	BuiltinPlanOneOff    = "builtin:plan-one-off"    // unknown shell commands ask an exact one-off prompt
 	BuiltinSwitchMode    = "builtin:switch-mode"     // leaving plan mode always asks a human
@@ -88,6 +89,7 @@ func (b *Broker) itemOf(s *Snapshot, mode Mode) Item {
 		it.Class = "unknown"
 		if s.Classification != nil && s.Classification.Class != "" {
 			it.Class = s.Classification.Class
+			it.Diverges = s.Classification.Diverges
 		}
 	}
 	return it
@@ -200,7 +202,8 @@ func (b *Broker) routeSnapshot(s *Snapshot, producer string) {
 
 // route is the routing table of docs/plan-mode.md, in order: policy deny
 // beats everything; switch_mode always goes to a human; the circuit
-// breaker; plan-mode edits (whatever command they carry); plan-mode shell
+// breaker; plan-mode edits (whatever command they carry); plan-mode
+// commands that bash may read differently (refused); plan-mode shell
 // routing; the data-source precheck; policy allow; a remembered verdict;
 // ask.
 func route(g *GateInfo, s *Snapshot, it Item, v Verdict, tripped bool, remembered, rememberedBy string) {
@@ -219,6 +222,10 @@ func route(g *GateInfo, s *Snapshot, it Item, v Verdict, tripped bool, remembere
 		// or an execute title) is not what the edit does, so a read-only
 		// looking one never lets it run.
 		set(RoutePlanBlock, BuiltinPlanBlock, fixed.EditBlockMessage)
+	case plan && s.Command != "" && it.Diverges && it.Class != "write":
+		// What a human would read is not the program bash runs: no
+		// prompt can make it safe, and no allow rule can either.
+		set(RoutePlanBlock, BuiltinPlanDiverges, fixed.DivergeBlockMessage)
 	case plan && s.Command != "":
 		planShell(g, it.Class, v, rule)
 	case dataSource(s) && v.Decision == DecisionAsk:

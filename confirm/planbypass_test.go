@@ -173,3 +173,30 @@ func TestPlanModeEditWithReadOnlyCommandIsBlocked(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanModeRefusesDivergentCommands: in plan mode a shell command
+// that bash may read differently from the classifier (a comment ending
+// in a backslash, a here-document delimiter joined by a backslash-newline)
+// is refused at once with the fixed message, no host is asked, and no
+// allow rule (for its class, its text or any command) lets it run.
+func TestPlanModeRefusesDivergentCommands(t *testing.T) {
+	for _, policy := range []string{"", "[[rule]]\nname = 'any'\ndecision = 'allow'\nclass = 'unknown'\ncommand = '*'\n",
+		"[[rule]]\nname = 'ro'\ndecision = 'allow'\nclass = 'read-only'\ncommand = 'ls*'\n"} {
+		for i, cmd := range []string{"ls # x \\\ntouch f", "cat <<EOF\nEO\\\nF\ntouch f\nEOF", "ls\rtouch f"} {
+			opts := confirm.Options{Classify: classifyCmd, Mode: confirm.ModePlan}
+			if policy != "" {
+				opts.Policy = mustPolicy(t, policy)
+			}
+			b := newBroker(t, opts)
+			ide := newHost("ide")
+			ch := ask(b, toolReq("s", fmt.Sprint("k", i), "execute", cmd), ide)
+			opt, msg := outcome(t, await(t, ch).result)
+			if opt != "reject-once" || msg != classify.DivergeBlockMessage {
+				t.Errorf("policy %q, %q: got %s %q, want reject-once with the divergence message", policy, cmd, opt, msg)
+			}
+			if len(ide.presented) > 0 {
+				t.Errorf("policy %q, %q: a host was asked", policy, cmd)
+			}
+		}
+	}
+}

@@ -236,13 +236,16 @@ func checkRule(r Rule, names map[string]bool) error {
 // Item is what a rule is matched against: one permission request as the
 // broker sees it.
 type Item struct {
-	Kind    string   // ACP tool kind ("other" when absent)
-	Command string   // the shell command, "" when none
-	Title   string   // the tool call title
-	Class   string   // read-only, write, unknown; "" when there is no command
-	Mode    Mode     // gate mode of the session
-	Paths   []string // locations[].path and diff paths
-	Agent   string   // Options.Agent
+	Kind    string // ACP tool kind ("other" when absent)
+	Command string // the shell command, "" when none
+	Title   string // the tool call title
+	Class   string // read-only, write, unknown; "" when there is no command
+	// Diverges: bash may read Command differently from the classifier
+	// (Classification.Diverges).
+	Diverges bool
+	Mode     Mode     // gate mode of the session
+	Paths    []string // locations[].path and diff paths
+	Agent    string   // Options.Agent
 	// InputSHA256 is the hash of the tool call's rawInput, content and
 	// locations: what a remembered verdict for a call without a command is
 	// bound to.

@@ -212,7 +212,7 @@ const (
 
 // classify runs fn on command, turning a panic into the "unknown" class so
 // a classifier bug never yields a read-only verdict.
-func classify(fn func(string) (string, []string), command string) (c *Classification, warn string) {
+func classify(fn func(string) Classification, command string) (c *Classification, warn string) {
 	if fn == nil || command == "" {
 		return nil, ""
 	}
@@ -221,9 +221,9 @@ func classify(fn func(string) (string, []string), command string) (c *Classifica
 			c, warn = &Classification{Class: "unknown", Reasons: []string{fmt.Sprint("classifier panic: ", r)}}, WarningClassifyFailed
 		}
 	}()
-	class, reasons := fn(command)
-	c = &Classification{Class: class, Reasons: reasons}
-	switch class {
+	cl := fn(command)
+	c = &cl
+	switch cl.Class {
 	case "read-only":
 	case "write":
 		warn = WarningWriteCommand

@@ -138,8 +138,10 @@ func decideClaude(in claudeHookInput, plan, strict bool, projectDir string) *cla
 			return decide("ask", classify.ExitPlanModeMessage)
 		}
 	case "Bash":
-		class := bashClass(in.ToolInput, movedAway(in.Cwd, projectDir))
+		class, diverges := bashClass(in.ToolInput, movedAway(in.Cwd, projectDir))
 		switch {
+		case planMode && diverges && class != classify.Write:
+			return decide("deny", classify.DivergeBlockMessage)
 		case planMode && class == classify.ReadOnly:
 			return decide("allow", classify.ReadOnlyAllowMessage)
 		case planMode && class == classify.Write:
@@ -160,17 +162,19 @@ func decideClaude(in claudeHookInput, plan, strict bool, projectDir string) *cla
 // git when an earlier call moved the shell out of the project directory
 // (moved): it would trust another repository's configuration, as
 // "cd sub && git status" would in one command.
-func bashClass(raw json.RawMessage, moved bool) classify.Class {
+// diverges reports whether bash may read the command differently from
+// the classifier (classify.Verdict.Diverges).
+func bashClass(raw json.RawMessage, moved bool) (class classify.Class, diverges bool) {
 	var b claudeBashInput
 	if err := json.Unmarshal(raw, &b); err != nil {
-		return classify.Unknown
+		return classify.Unknown, false
 	}
 	v := classify.Command(b.Command)
-	class := v.Class
+	class = v.Class
 	if b.RunInBackground || (moved && slices.Contains(v.Programs, "git")) {
 		class = class.Max(classify.Unknown)
 	}
-	return class
+	return class, v.Diverges
 }
 
 // movedAway reports whether the shell's directory cwd is not the project

@@ -15,48 +15,47 @@ import (
 type planBypassCase struct {
 	name    string
 	command string
-	// needsClassifierFix marks a known bypass the classifier still calls
-	// read-only (issue 9): the row is skipped, with its failures, while it
-	// fails. Flip it to false when the classifier's fix lands.
-	needsClassifierFix bool
 }
 
 // planBypassCases are write programs, including the bypass families of
-// issue 9 (where mvdan.cc/sh's parse differs from bash's), which the plan
-// gate must never let run.
+// issue 9 (where mvdan.cc/sh's parse differs from bash's: see
+// docs/classify.md, "Where the parser and bash may disagree"), which the
+// plan gate must never let run, nor show to a host.
 var planBypassCases = []planBypassCase{
 	{name: "plain write", command: "touch MARKER"},
 	{name: "write after read", command: "ls; touch MARKER"},
 	{name: "redirection", command: "echo x > MARKER"},
 	{name: "write after a heredoc", command: "cat <<EOF\nfoo\nEOF\ntouch MARKER"},
-	{name: "comment ending in backslash", command: "ls # x \\\ntouch MARKER", needsClassifierFix: true},
-	{name: "heredoc delimiter joined by backslash-newline", command: "cat <<EOF\nfoo\nEO\\\nF\ntouch MARKER\nEOF", needsClassifierFix: true},
-	{name: "tab-stripped heredoc delimiter joined by backslash-newline", command: "cat <<-EOF\n\tfoo\nE\\\nOF\ntouch MARKER\nEOF", needsClassifierFix: true},
+	{name: "comment ending in backslash", command: "ls # x \\\ntouch MARKER"},
+	{name: "bare comment ending in backslash", command: "ls #\\\ntouch MARKER"},
+	{name: "comment ending in backslash after a continuation", command: "ls \\\n#\\\ntouch MARKER"},
+	{name: "comment ending in backslash in bash -c", command: "bash -c 'ls # x \\\ntouch MARKER'"},
+	{name: "heredoc delimiter joined by backslash-newline", command: "cat <<EOF\nfoo\nEO\\\nF\ntouch MARKER\nEOF"},
+	{name: "tab-stripped heredoc delimiter joined by backslash-newline", command: "cat <<-EOF\n\tfoo\nE\\\nOF\ntouch MARKER\nEOF"},
+	{name: "partly quoted heredoc delimiter", command: "cat <<'_'X1\n\\\n_X1\n_\\\nX1\ntouch MARKER\n_X1"},
+	{name: "heredoc in a pipeline", command: "cat <<-END-OF | cat\n\\\nEND-OF\ntouch MARKER\n\tEND-OF"},
+	{name: "carriage return", command: "ls\rtouch MARKER"},
 }
 
-// TestPlanModeNeverRunsWrites drives "acpmux run --mode plan" with a
-// scripted agent that asks permission for an execute tool call with each
-// command and, as a real agent would, runs it with bash (in a fresh
-// temporary directory) when it gets an allow option. For every command no
-// host is asked, the agent gets the reject option, and the marker file the
-// command would write never appears.
+// TestPlanModeNeverRunsWrites drives "acpmux run --mode plan" (and with
+// --lock-mode) with a scripted agent that asks permission for an execute
+// tool call with each command and, as a real agent would, runs it with
+// bash (in a fresh temporary directory) when it gets an allow option.
+// For every command no host is asked, the agent gets the reject option,
+// and the marker file the command would write never appears.
 func TestPlanModeNeverRunsWrites(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("bash is not installed: the plan-mode write test needs it to run what the gate allows")
 	}
 	for _, tc := range planBypassCases {
-		t.Run(tc.name, func(t *testing.T) {
-			failures := runPlanCommand(t, bash, tc.command, "--mode", "plan")
-			switch {
-			case len(failures) > 0 && tc.needsClassifierFix:
-				t.Skipf("known plan-gate bypass, needs the classifier fix of issue 9 (flip needsClassifierFix when it lands): %q: %s", tc.command, strings.Join(failures, "; "))
-			case len(failures) > 0:
-				t.Errorf("%q: %s", tc.command, strings.Join(failures, "; "))
-			case tc.needsClassifierFix:
-				t.Logf("%q is stopped now: set needsClassifierFix to false", tc.command)
-			}
-		})
+		for _, flags := range [][]string{{"--mode", "plan"}, {"--mode", "plan", "--lock-mode"}} {
+			t.Run(tc.name+"/"+strings.Join(flags, " "), func(t *testing.T) {
+				if failures := runPlanCommand(t, bash, tc.command, flags...); len(failures) > 0 {
+					t.Errorf("%q: %s", tc.command, strings.Join(failures, "; "))
+				}
+			})
+		}
 	}
 }
 

@@ -233,11 +233,11 @@ func (r *relay) closeServer() {
 }
 
 // classifyCommand adapts classify.Command to confirm.Options.Classify.
-func classifyCommand(cmd string) (string, []string) {
+func classifyCommand(cmd string) confirm.Classification {
 	v := classify.Command(cmd)
 	reasons := make([]string, 0, len(v.Reasons))
 	for _, r := range v.Reasons {
 		reasons = append(reasons, r.String())
 	}
-	return v.Class.String(), reasons
+	return confirm.Classification{Class: v.Class.String(), Reasons: reasons, Diverges: v.Diverges}
 }
