@@ -32,9 +32,9 @@ func newPlanFixture(t *testing.T, script string, opts confirm.Options, withAPI .
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	opts.Logger = log
-	opts.Classify = func(cmd string) (string, []string) {
+	opts.Classify = func(cmd string) confirm.Classification {
 		v := classify.Command(cmd)
-		return v.Class.String(), nil
+		return confirm.Classification{Class: v.Class.String(), Diverges: v.Diverges}
 	}
 	if opts.DefaultTimeout == 0 {
 		opts.DefaultTimeout = time.Minute
