@@ -2,16 +2,19 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/acpmux/acpmux/acp/acptest"
+	"github.com/acpmux/acpmux/confirm"
 )
 
 // browser returns the path of a Chromium to drive, or skips the test.
@@ -104,6 +107,7 @@ func TestWebPageInBrowser(t *testing.T) {
 	if cmd := eval(`document.querySelector('.card.open pre.command').innerHTML`); !strings.Contains(cmd, `\u{200b}`) || !strings.Contains(cmd, `\u{202e}`) {
 		t.Errorf("hidden characters not escaped in the command: %s", cmd)
 	}
+	checkPageHiddenSet(t, eval(pageHiddenRanges))
 	if pwned := eval(`String(window.__pwned)`); pwned != "undefined" {
 		t.Errorf("agent text ran as script: window.__pwned=%s", pwned)
 	}
@@ -137,6 +141,65 @@ func TestWebPageInBrowser(t *testing.T) {
 			t.Fatalf("the click did not reach the agent; agent read:\n%s", data)
 		}
 	}
+}
+
+// pageHiddenRanges lists, as "start-end" hex ranges, every code point the
+// page's hidden pattern (bridge/web/static/app.js) matches.
+const pageHiddenRanges = `(() => {
+  const re = new RegExp(hidden.source, 'u');
+  const out = [];
+  let start = -1;
+  for (let c = 0; c <= 0x110000; c++) {
+    const is = c < 0x110000 && !(c >= 0xd800 && c <= 0xdfff) && re.test(String.fromCodePoint(c));
+    if (is && start < 0) start = c;
+    if (!is && start >= 0) { out.push(start.toString(16) + '-' + (c - 1).toString(16)); start = -1; }
+  }
+  return out.join(' ');
+})()`
+
+// checkPageHiddenSet compares the page's hidden characters (ranges as
+// pageHiddenRanges prints them) with confirm.HiddenRune, which the page
+// must agree with but for tab and line feed (layout on the page). A code
+// point Go's Unicode tables do not assign yet may differ (the browser's
+// Unicode can be newer).
+func checkPageHiddenSet(t *testing.T, ranges string) {
+	t.Helper()
+	page := map[rune]bool{}
+	for _, rg := range strings.Fields(ranges) {
+		var lo, hi rune
+		if _, err := fmt.Sscanf(rg, "%x-%x", &lo, &hi); err != nil {
+			t.Fatalf("page range %q: %v", rg, err)
+		}
+		for r := lo; r <= hi; r++ {
+			page[r] = true
+		}
+	}
+	var diff []string
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if r >= 0xd800 && r <= 0xdfff {
+			continue
+		}
+		want := confirm.HiddenRune(r) && r != '\t' && r != '\n'
+		if page[r] == want || !assignedInGo(r) {
+			continue
+		}
+		diff = append(diff, fmt.Sprintf("U+%04X page %v Go %v", r, page[r], want))
+	}
+	if len(diff) > 0 {
+		t.Errorf("the page and confirm.HiddenRune disagree on %d code points: %v", len(diff), diff[:min(len(diff), 20)])
+	}
+	for _, r := range []rune{0x1680, 0x110bd, 0x1bca0, 0x1bca3, 0x202e, 0xe0041} {
+		if !page[r] {
+			t.Errorf("the page does not escape U+%04X", r)
+		}
+	}
+}
+
+// assignedInGo reports whether Go's Unicode tables give r a category or
+// a default-ignorable property.
+func assignedInGo(r rune) bool {
+	return unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z, unicode.Cc, unicode.Cf, unicode.Co,
+		unicode.Other_Default_Ignorable_Code_Point, unicode.Noncharacter_Code_Point)
 }
 
 func jsonEscape(s string) string {
