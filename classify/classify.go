@@ -34,7 +34,7 @@ var parsers = sync.Pool{New: func() any {
 // returned in Verdict.Err. Every command of a list, pipeline, compound
 // command, substitution and nested script is classified and the classes
 // combine with Class.Max. Command never panics and is safe for
-// concurrent use. See docs/classify.md and reference/classifiers.md.
+// concurrent use. See docs/classify.md.
 func Command(src string) (v Verdict) {
 	c := &classifier{src: src, top: src, exact: true, res: &result{}}
 	defer func() {

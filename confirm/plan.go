@@ -198,8 +198,7 @@ func (b *Broker) routeSnapshot(s *Snapshot, producer string) {
 	s.DisplayedTextSHA256 = sha256Hex([]byte(s.DisplayedText))
 }
 
-// route is the routing table of DESIGN.md ("Plan-mode routing for shell
-// commands") and docs/plan-mode.md, in order: policy deny beats everything;
+// route is the routing table of docs/plan-mode.md, in order: policy deny beats everything;
 // switch_mode always goes to a human; the circuit breaker; plan-mode shell
 // routing; plan-mode edits; the data-source precheck; policy allow; a
 // remembered verdict; ask.
