@@ -23,7 +23,8 @@ import (
 // sign for "k") without being identical, and, when closed is true, when a
 // member is not in known. Every error wraps ErrInvalidParams (-32602).
 // Member values are not validated beyond being JSON. Safe for concurrent use.
-// See reliability.md §3 (Go-specific parser hazard).
+// encoding/json matches member names case-insensitively and keeps the last
+// of duplicate members, so a lax decode would read what other peers ignore.
 func DecodeObject(data []byte, known []string, closed bool) (map[string]json.RawMessage, error) {
 	if !json.Valid(data) {
 		return nil, fmt.Errorf("%w: not valid JSON", ErrInvalidParams)

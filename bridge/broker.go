@@ -17,8 +17,8 @@ import (
 // BrokerRouter routes the agent's permission requests through a
 // confirm.Broker: each one becomes a decision presented to every host of the
 // session (the owner first) and to the extra presenters (the HTTP API),
-// and the first valid answer wins (DESIGN.md, "The life of one
-// confirmation"). It implements PermissionRouter.
+// and the first valid answer wins (docs/decisions.md). It implements
+// PermissionRouter.
 type BrokerRouter struct {
 	br    *confirm.Broker
 	extra []confirm.Presenter

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -418,5 +419,36 @@ func TestDuplicateKeysInPermissionRequestRefused(t *testing.T) {
 			t.Errorf("the IDE was shown the request: %s", m)
 		}
 	default:
+	}
+}
+
+// TestHiddenCharactersWarningReachesIDE: a command with a bidi override is
+// presented to the IDE with a warning naming it, in _meta.acpmux.warnings
+// and as the first text block of the tool call's content.
+func TestHiddenCharactersWarningReachesIDE(t *testing.T) {
+	req := `send {"jsonrpc":"2.0","id":"perm-1","method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"c1","title":"Run a command","kind":"execute","rawInput":{"command":"cat \u202egnp.txt"}},"options":[{"optionId":"allow","name":"Allow","kind":"allow_once"},{"optionId":"reject","name":"Reject","kind":"reject_once"}]}}` + "\n"
+	f := newBrokerFixture(t, permScriptHead+req+"recv\nwaiteof\n", time.Minute, true)
+	_, params := expectPermission(t, f.ide)
+	want := confirm.WarningHiddenInCommand + "U+202E RIGHT-TO-LEFT OVERRIDE"
+	meta := params["_meta"].(map[string]any)["acpmux"].(map[string]any)
+	var found bool
+	for _, w := range meta["warnings"].([]any) {
+		found = found || w == want
+	}
+	if !found {
+		t.Errorf("_meta.acpmux.warnings %v lacks %q", meta["warnings"], want)
+	}
+	content, _ := params["toolCall"].(map[string]any)["content"].([]any)
+	var text []string
+	for _, c := range content {
+		if inner, ok := c.(map[string]any)["content"].(map[string]any); ok {
+			text = append(text, fmt.Sprint(inner["text"]))
+		}
+	}
+	if !slices.Contains(text, "⚠ "+want) {
+		t.Errorf("tool call content %q lacks the warning block %q", text, "⚠ "+want)
+	}
+	if code, body := f.http("POST", "/v1/sessions/s1/decisions/"+meta["decisionId"].(string), `{"optionId":"reject"}`); code != 200 {
+		t.Fatalf("POST answer: %d %v", code, body)
 	}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // DefaultMaxLineBytes is the default cap on one NDJSON message: 64 MiB,
-// the size the wider ACP ecosystem settled on (reference/acp.md §4 #10).
+// the size other ACP clients and agents accept for one message.
 const DefaultMaxLineBytes = 64 << 20
 
 // ErrLineTooLong reports an NDJSON line longer than the reader's cap. The

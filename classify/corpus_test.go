@@ -102,9 +102,9 @@ func TestNothingUnsafeIsReadOnly(t *testing.T) {
 	t.Log(b.String())
 }
 
-// TestCorpusCoversBypassClasses checks that every bypass class of
-// reference/classifiers.md (1 to 11) has rows in the corpus, by the
-// "class N" tag in their source field.
+// TestCorpusCoversBypassClasses checks that every bypass class (1 to 11,
+// testdata/classify/README.md) has rows in the corpus, by the "class N"
+// tag in their source field.
 func TestCorpusCoversBypassClasses(t *testing.T) {
 	seen := map[int]int{}
 	for _, r := range loadCorpus(t) {

@@ -20,12 +20,11 @@
 // -exec, trap, git aliases) and through redirections to anything but
 // /dev/null or a file descriptor.
 //
-// The design follows seeds/001_3172d537b0d5078f.txt (tri-state routing:
-// read-only runs, write is blocked, unknown needs an exact one-off
-// approval) and the anchors and bypass classes of
-// reference/classifiers.md; the corpus in testdata/classify holds the
-// seed examples and a row for every bypass class. docs/classify.md
-// describes the rules per program and how to extend the tables.
+// The design is tri-state plan-mode routing (read-only runs, write is
+// blocked, unknown needs an exact one-off approval; docs/plan-mode.md);
+// the corpus in testdata/classify holds the seed examples and a row for
+// every known bypass class. docs/classify.md describes the rules per
+// program and how to extend the tables.
 //
 // The package is pure: no I/O, no global state beyond read-only tables
 // and a pool of parsers, and Command is safe for concurrent use.

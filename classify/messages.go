@@ -1,9 +1,8 @@
 package classify
 
-// Fixed messages for plan-mode routing of shell commands. They come from
-// the implementation plan behind seeds/001_3172d537b0d5078f.txt ("Known
-// writes, unavailable unknown approval surfaces, and stale approvals use
-// the fixed messages"); they state that plan mode stays active and forbid
+// Fixed messages for plan-mode routing of shell commands (known writes,
+// unavailable unknown approval surfaces and stale approvals use the fixed
+// messages; docs/plan-mode.md); they state that plan mode stays active and forbid
 // retrying a known write through wrappers or obfuscation. Hosts and hooks
 // must show them verbatim.
 const (

@@ -165,7 +165,8 @@ func describe(a Answer) string {
 // claimed as by Answer: nil when it won or repeats the winning answer,
 // ErrConflict when it was late. ErrNotFound for an unknown decision,
 // ErrNotPresented when hostID holds no copy. See ACP "Tool Calls /
-// Requesting Permission" and reliability.md §3.
+// Requesting Permission"
+// (https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission).
 func (b *Broker) AnswerResult(decisionID, hostID string, result json.RawMessage) error {
 	ctx := context.Background()
 	d := b.lookup(ctx, decisionID)

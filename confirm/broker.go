@@ -302,6 +302,7 @@ func (b *Broker) finishSnapshot(s *Snapshot) {
 	if warn != "" {
 		s.Warnings = append(s.Warnings, warn)
 	}
+	s.Warnings = append(s.Warnings, hiddenWarnings(s.Title, s.Command)...)
 	s.DisplayedText = displayedText(s)
 	s.DisplayedTextSHA256 = sha256Hex([]byte(s.DisplayedText))
 }

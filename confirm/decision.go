@@ -30,11 +30,11 @@ func (s Status) Closed() bool { return s != StatusOpen && s != "" }
 const (
 	ReasonAnswered         = "answered"          // a host answered
 	ReasonTimeout          = "timeout"           // the deadline passed
-	ReasonSessionCancelled = "session_cancelled" // session/cancel from a host
+	ReasonSessionCancelled = "session_cancelled" // session/cancel from a host, or the relay stopping (a signal, the IDE left)
 	ReasonAgentCancelled   = "agent_cancelled"   // the agent's $/cancel_request for its request
 	ReasonAgentExited      = "agent_exited"      // the agent process ended
 	ReasonBridgeRestart    = "bridge_restart"    // left open by a previous acpmux process
-	ReasonBridgeShutdown   = "bridge_shutdown"   // acpmux is stopping (Run's context ended)
+	ReasonBridgeShutdown   = "bridge_shutdown"   // still open when Broker.Run's context ended
 	ReasonNoEligibleHost   = "no_eligible_host"  // every host abstained, disconnected or answered invalidly
 	ReasonStale            = "stale"             // the revalidation hook refused the snapshot
 	ReasonStoreError       = "store_error"       // the store could not record the outcome

@@ -17,7 +17,7 @@ type Mode string
 // The gate modes.
 const (
 	ModeDefault Mode = "default" // policy rules, remembered verdicts and the agent's own prompts
-	ModePlan    Mode = "plan"    // plan-mode routing (DESIGN.md, "Plan-mode routing for shell commands")
+	ModePlan    Mode = "plan"    // plan-mode routing (docs/plan-mode.md)
 )
 
 // ParseMode returns the Mode named s ("default" or "plan"); anything else is

@@ -234,57 +234,23 @@ func classify(fn func(string) Classification, command string) (c *Classification
 }
 
 // displayedText is the canonical text of what a decision asks, one item per
-// line, with control, zero-width and bidi characters made visible. Its
+// line, with every HiddenRune written as an escape (Visible). Its
 // SHA-256 is Snapshot.DisplayedTextSHA256, so every host can prove it showed
 // the same thing.
 func displayedText(s *Snapshot) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "title: %s\n", visible(s.Title))
+	fmt.Fprintf(&b, "title: %s\n", Visible(s.Title))
 	if s.Command != "" {
-		fmt.Fprintf(&b, "command: %s\n", visible(s.Command))
+		fmt.Fprintf(&b, "command: %s\n", Visible(s.Command))
 	}
-	fmt.Fprintf(&b, "cwd: %s\n", visible(s.Cwd))
+	fmt.Fprintf(&b, "cwd: %s\n", Visible(s.Cwd))
 	for _, w := range s.Warnings {
-		fmt.Fprintf(&b, "warning: %s\n", visible(w))
+		fmt.Fprintf(&b, "warning: %s\n", Visible(w))
 	}
 	for _, o := range s.Options {
-		fmt.Fprintf(&b, "option: %s [%s] %s\n", visible(o.OptionID), visible(string(o.Kind)), visible(o.Name))
+		fmt.Fprintf(&b, "option: %s [%s] %s\n", Visible(o.OptionID), Visible(string(o.Kind)), Visible(o.Name))
 	}
 	return b.String()
-}
-
-// visible escapes characters that hide or reorder text on a terminal or a
-// page: C0 and C1 controls, zero-width characters and bidi controls.
-func visible(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if hiddenRune(r) {
-			fmt.Fprintf(&b, `\u%04x`, r)
-		} else {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// hiddenRune reports whether r can hide or reorder what a person reads:
-// C0 and C1 controls, soft hyphen, bidi controls (U+061C, U+200E/F,
-// U+202A–202E, U+2066–2069), zero-width and invisible operators
-// (U+200B–200D, U+2060–2064, U+FEFF, U+034F), unusual spaces (U+00A0,
-// U+2000–200A, U+202F, U+205F, U+3000, U+2800), line and paragraph
-// separators (U+2028/9), Arabic number signs, Hangul fillers, variation
-// selectors, musical and hieroglyph format controls and tag characters
-// (reliability.md D55). The page's script escapes the same set.
-func hiddenRune(r rune) bool {
-	switch {
-	case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0xa0), r == 0xad, r == 0x34f, r >= 0x600 && r <= 0x605, r == 0x61c,
-		r == 0x115f, r == 0x1160, r == 0x17b4, r == 0x17b5, r >= 0x180b && r <= 0x180e,
-		r >= 0x2000 && r <= 0x200f, r >= 0x2028 && r <= 0x202f, r >= 0x205f && r <= 0x206f, r == 0x2800, r == 0x3000,
-		r == 0x3164, r >= 0xfe00 && r <= 0xfe0f, r == 0xfeff, r == 0xffa0, r >= 0xfff0 && r <= 0xfffb,
-		r >= 0x13430 && r <= 0x1343f, r >= 0x1d173 && r <= 0x1d17a, r >= 0xe0000 && r <= 0xe007f, r >= 0xe0100 && r <= 0xe01ef:
-		return true
-	}
-	return false
 }
 
 func sha256Hex(b []byte) string {

@@ -13,7 +13,7 @@ import (
 // TestSameKeyDifferentParamsNeverSharesAnAnswer: two requests with one
 // agent key but different params, at the same instant or one after the
 // other, never both get the first one's result: the second is refused with
-// -32600 (reliability.md C41).
+// -32600.
 func TestSameKeyDifferentParamsNeverSharesAnAnswer(t *testing.T) {
 	params := func(cmd string) []byte {
 		return []byte(`{"sessionId":"s1","toolCall":{"toolCallId":"c1","title":"` + cmd + `","kind":"execute","rawInput":{"command":"` + cmd + `"}},"options":[{"optionId":"allow","name":"Allow","kind":"allow_once"},{"optionId":"reject","name":"Reject","kind":"reject_once"}]}`)

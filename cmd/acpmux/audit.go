@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -87,7 +86,7 @@ func auditMain(args []string, s stdio) int {
 }
 
 // printItems prints one line per plan item, with text from the agent
-// quoted when it holds control or bidi characters.
+// through safe (quoted when it holds a hidden character).
 func printItems(s stdio, items []confirm.PlanItem) {
 	tw := tabwriter.NewWriter(s.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DECIDED\tSESSION\tKIND\tMODE\tROUTE\tDECISION\tDECIDED BY\tCLASS\tWHAT")
@@ -101,15 +100,7 @@ func printItems(s stdio, items []confirm.PlanItem) {
 			dec += " (ask downgraded)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.DecidedAt.Local().Format(time.DateTime), it.SessionID,
-			it.Kind, it.Mode, it.Route, dec, it.DecidedBy, it.Class, quoteIfOdd(what))
+			it.Kind, it.Mode, it.Route, dec, it.DecidedBy, it.Class, safe(what))
 	}
 	tw.Flush()
-}
-
-// quoteIfOdd quotes s when it is not plain printable text.
-func quoteIfOdd(s string) string {
-	if q := strconv.Quote(s); q[1:len(q)-1] != s {
-		return q
-	}
-	return s
 }

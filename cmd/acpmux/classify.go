@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/acpmux/acpmux/classify"
@@ -92,7 +91,7 @@ func classifyMain(args []string, s stdio) int {
 			enc.Encode(classifyLine{Command: cmd, Class: v.Class, Reasons: v.Reasons})
 			return
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\n", v.Class, quoteControl(cmd), reasonsText(v.Reasons))
+		fmt.Fprintf(w, "%s\t%s\t%s\n", v.Class, safe(cmd), reasonsText(v.Reasons))
 	}
 	if len(rest) == 1 {
 		print(rest[0])
@@ -145,13 +144,6 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
 		fmt.Fprintf(w, "  --%-10s %s\n", f.Name, f.Usage)
 	})
-}
-
-func quoteControl(s string) string {
-	if strings.ContainsAny(s, "\t\n\r") {
-		return strconv.Quote(s)
-	}
-	return s
 }
 
 func reasonsText(rs []classify.Reason) string {

@@ -29,7 +29,7 @@ func TestClassifyText(t *testing.T) {
 		if len(fields) != 3 || fields[0] != v.Class.String() || !strings.HasSuffix(out, "\n") || strings.Count(out, "\n") != 1 {
 			t.Fatalf("classify %q printed %q, want one line starting with %v", cmd, out, v.Class)
 		}
-		if want := quoteControl(cmd); fields[1] != want {
+		if want := safe(cmd); fields[1] != want {
 			t.Errorf("command field %q, want %q", fields[1], want)
 		}
 		if !strings.Contains(fields[2], v.Reasons[0].Why) {

@@ -9,11 +9,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 
 	"github.com/acpmux/acpmux/bridge/httpapi"
 	"github.com/acpmux/acpmux/confirm"
@@ -328,9 +326,8 @@ func describeAnswer(a *confirm.Answer) string {
 	return fmt.Sprintf("option %s, text %q", a.OptionID, a.Text)
 }
 
-// printDecision writes v for a human. Text from the agent is printed with
-// control, zero-width and bidi characters escaped (Go %q rules), so a
-// command cannot hide part of itself on the terminal.
+// printDecision writes v for a human. Text from the agent is printed
+// through safe, so a command cannot hide part of itself on the terminal.
 func printDecision(w io.Writer, v confirm.View) {
 	fmt.Fprintf(w, "decision  %s\nsession   %s\nstatus    %s", v.ID, v.SessionID, v.Status)
 	if v.Reason != "" {
@@ -367,16 +364,21 @@ func printDecision(w io.Writer, v confirm.View) {
 	}
 }
 
-// safe returns s, or s quoted with Go escapes when it holds a character
-// that is not printable (controls, zero-width and bidi characters).
+// safe returns s as it is, or, when it holds a hidden character
+// (confirm.HiddenRune: controls, format, bidi and zero-width characters,
+// unusual spaces, variation selectors, ...), s in double quotes with
+// backslash and quote escaped and every hidden character written as
+// \uXXXX or \UXXXXXXXX (confirm.Visible). Every command prints text
+// from the agent through it, so nothing can hide part of itself on a
+// terminal.
 func safe(s string) string {
-	for _, r := range s {
-		if !unicode.IsPrint(r) {
-			return strconv.Quote(s)
-		}
+	if !strings.ContainsFunc(s, confirm.HiddenRune) {
+		return s
 	}
-	return s
+	return `"` + confirm.Visible(quoteEscaper.Replace(s)) + `"`
 }
+
+var quoteEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`)
 
 func oneLine(s string, max int) string {
 	r := []rune(safe(s))

@@ -155,3 +155,24 @@ func TestDecisionsCLIErrors(t *testing.T) {
 		t.Fatalf("help: %d %q", code, out)
 	}
 }
+
+// TestSafeEscapesHiddenCharacters: the CLI prints agent text with every
+// hidden character escaped inside quotes (confirm.HiddenRune), including
+// the ones unicode.IsPrint lets through (variation selectors, Hangul
+// fillers) and those a hand list missed; plain text is printed as it is.
+func TestSafeEscapesHiddenCharacters(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"rm -rf build", "rm -rf build"},
+		{"caf\u00e9 \u4e2d", "caf\u00e9 \u4e2d"},
+		{"cat \u202egnp.txt", `"cat \u202egnp.txt"`},
+		{"a\u1680b", `"a\u1680b"`},
+		{"x\U000110bd\U0001bca0", `"x\U000110bd\U0001bca0"`},
+		{"ls\u115f \ufe0f", `"ls\u115f \ufe0f"`},
+		{"echo \"a\\b\"\t\u200b", `"echo \"a\\b\"\u0009\u200b"`},
+	}
+	for _, tt := range tests {
+		if got := safe(tt.in); got != tt.want {
+			t.Errorf("safe(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}

@@ -123,7 +123,7 @@ func hookMain(args []string, s stdio) int {
 
 // decideClaude returns the hook's decision, or nil to leave the call to
 // Claude Code. projectDir is $CLAUDE_PROJECT_DIR, or empty. See
-// hookUsage and seeds/001_3172d537b0d5078f.txt.
+// hookUsage and docs/hook.md.
 func decideClaude(in claudeHookInput, plan, strict bool, projectDir string) *claudeDecision {
 	if in.HookEventName != "" && in.HookEventName != "PreToolUse" {
 		return nil

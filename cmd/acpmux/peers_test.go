@@ -20,19 +20,19 @@ import (
 	"time"
 )
 
-// peersDir returns the directory of the team's offline peer scripts
-// (shared/peers: run_acp_peer.sh and the stub model), or "" when absent.
+// peersDir returns $ACPMUX_PEER_SCRIPTS, the directory of the offline peer
+// kit (run_acp_peer.sh and the stub model), or "" when it is unset or
+// holds no run_acp_peer.sh.
 func peersDir() string {
-	if d := os.Getenv("ACPMUX_PEER_SCRIPTS"); d != "" {
-		return d
+	d := os.Getenv("ACPMUX_PEER_SCRIPTS")
+	if d == "" {
+		return ""
 	}
-	for _, d := range []string{"../../../shared/peers", "../../shared/peers"} {
-		if _, err := os.Stat(filepath.Join(d, "run_acp_peer.sh")); err == nil {
-			abs, _ := filepath.Abs(d)
-			return abs
-		}
+	if _, err := os.Stat(filepath.Join(d, "run_acp_peer.sh")); err != nil {
+		return ""
 	}
-	return ""
+	abs, _ := filepath.Abs(d)
+	return abs
 }
 
 // peerSummary is what run_acp_peer.sh records of one run, without the
@@ -53,7 +53,7 @@ func realPeers(t *testing.T) (peers []string, scripts string) {
 		t.Skip("set ACPMUX_PEERS (and PEERS_DIR) to run the real agents")
 	}
 	if scripts = peersDir(); scripts == "" {
-		t.Skip("shared/peers not found; set ACPMUX_PEER_SCRIPTS")
+		t.Skip("no peer kit; set ACPMUX_PEER_SCRIPTS to its directory")
 	}
 	return peers, scripts
 }
@@ -131,7 +131,7 @@ func runPeer(t *testing.T, scripts, peer, policy, wrap string) peerSummary {
 	return s
 }
 
-// TestRealPeers runs the real ACP agents of shared/peers (installed by its
+// TestRealPeers runs the real ACP agents of the peer kit (installed by its
 // setup_peers.sh into $PEERS_DIR) offline against the scripted stub model,
 // once directly and once as WRAP="acpmux run --", with the permission
 // answered allow and reject, and requires the same outcome: the same

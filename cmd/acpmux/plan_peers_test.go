@@ -47,8 +47,8 @@ func runPlanPeer(t *testing.T, scripts, peer, policy, wrap, prompt string) planP
 	return r
 }
 
-// TestRealPeersPlanMode is seed 001's manual validation with the real
-// agents of shared/peers behind WRAP="acpmux run --mode plan --lock-mode
+// TestRealPeersPlanMode is plan mode's manual validation with the real
+// agents of the peer kit behind WRAP="acpmux run --mode plan --lock-mode
 // --": the stub model runs python3 -c 'print(1)' twice, git status and
 // touch changed.txt (the write last: Qwen and Codex end the turn on a
 // reject). python3 is shown twice, each time with only allow_once and

@@ -1,6 +1,6 @@
 // acpmux approval page: an ACP host over the /acp WebSocket.
 // Every string from the agent is shown with textContent (never innerHTML),
-// and control, zero-width and bidi characters are shown as visible escapes.
+// and hidden characters (see `hidden`) are shown as visible escapes.
 'use strict';
 
 const $ = (id) => document.getElementById(id);
@@ -11,8 +11,13 @@ const calls = new Map();      // our own request id -> {resolve, reject}
 let ws = null;
 let nextId = 1;
 
-// Characters a command or title could use to hide what it does.
-const hidden = /[\u0000-\u0008\u000b-\u001f\u007f-\u00a0\u00ad\u034f\u0600-\u0605\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u2800\u3000\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\u{13430}-\u{1343f}\u{1d173}-\u{1d17a}\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]/gu;
+// Characters a command or title could use to hide what it does, by Unicode
+// property, the same set as confirm.HiddenRune in Go: controls, format
+// characters (zero-width, bidi, tags, ...), every space but U+0020 and every
+// separator, bidi and join controls, variation selectors, default-ignorable
+// code points, noncharacters and U+2800 BRAILLE PATTERN BLANK. Tab and line
+// feed are layout here and stay as they are.
+const hidden = /(?![ \t\n])[\p{Cc}\p{Cf}\p{Zs}\p{Zl}\p{Zp}\p{White_Space}\p{Bidi_Control}\p{Join_Control}\p{Variation_Selector}\p{Default_Ignorable_Code_Point}\p{Noncharacter_Code_Point}\u2800]/gu;
 
 // visible appends text to parent, with hidden characters as red \u{…} escapes.
 function visible(parent, text) {
