@@ -57,9 +57,8 @@ func Main(args []string, s stdio) int {
 	case "-h", "-help", "--help", "help":
 		usage(s.out)
 		return 0
-	case "-version", "--version", "version":
-		fmt.Fprintln(s.out, "acpmux", version)
-		return 0
+	case "-version", "--version":
+		return versionMain(nil, s)
 	}
 	c, ok := commands[args[0]]
 	if !ok {
@@ -69,8 +68,6 @@ func Main(args []string, s stdio) int {
 	}
 	return c.run(args[1:], s)
 }
-
-var version = "0.1.0-dev"
 
 func usage(w io.Writer) {
 	fmt.Fprint(w, `acpmux - one ACP agent, many hosts: relay, confirmations, plan-mode gate
