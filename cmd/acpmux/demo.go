@@ -9,11 +9,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/sourcegraph/jsonrpc2"
 
@@ -31,6 +29,7 @@ Runs the main job on built-in parts, with nothing else installed: a scripted
 ACP agent (it streams text, then asks permission for a shell command and a
 file edit) behind the real acpmux relay, and a small terminal host that
 prints the transcript and asks you to pick one of the offered options.
+Ctrl-C stops it at once: exit status 130, no error text.
 
 Flags:
 `
@@ -69,7 +68,7 @@ func demoMain(args []string, s stdio) int {
 		fmt.Fprintln(s.err, "acpmux demo: find own executable:", err)
 		return 1
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, received, stop := signalContext()
 	defer stop()
 	if f.state == "" {
 		f.state = confirm.MemoryPath // the demo leaves nothing behind unless asked
@@ -97,7 +96,11 @@ func demoMain(args []string, s stdio) int {
 	}()
 	code := r.run(ctx)
 	fromBridgeW.Close()
-	if err := <-hostErr; err != nil {
+	err = <-hostErr
+	if sig := received(); sig != 0 {
+		return signalStatus(sig) // Ctrl-C: 130, quietly; the turn's end is no error
+	}
+	if err != nil {
 		fmt.Fprintln(s.err, "acpmux demo:", err)
 		return 1
 	}
