@@ -11,6 +11,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/acpmux/acpmux/acp/acptest"
+	"github.com/acpmux/acpmux/internal/optional"
 )
 
 // TestMain makes the test binary double as the acpmux command: testscript
@@ -23,10 +24,16 @@ func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) != "acpmux" {
 		acptest.MaybeRunAgent()
 	}
-	testscript.Main(m, map[string]func(){
+	testscript.Main(optionalM{m}, map[string]func(){
 		"acpmux": func() { os.Exit(Main(os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})) },
 	})
 }
+
+// optionalM runs the tests and then reports the optional suites they
+// skipped (optional.Run).
+type optionalM struct{ m *testing.M }
+
+func (o optionalM) Run() int { return optional.Run(o.m) }
 
 // TestHelpCommand: "acpmux help X" prints the same help as "acpmux X
 // --help" for every listed command, on stdout with status 0; an unknown or

@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/acpmux/acpmux/internal/optional"
 )
 
 // peersDir returns the directory of the team's offline peer scripts
@@ -50,10 +52,10 @@ func realPeers(t *testing.T) (peers []string, scripts string) {
 	t.Helper()
 	peers = strings.Fields(os.Getenv("ACPMUX_PEERS"))
 	if len(peers) == 0 {
-		t.Skip("set ACPMUX_PEERS (and PEERS_DIR) to run the real agents")
+		optional.Skip(t, "peers", "opt-in: set ACPMUX_PEERS (and PEERS_DIR) to run the real agents")
 	}
 	if scripts = peersDir(); scripts == "" {
-		t.Skip("shared/peers not found; set ACPMUX_PEER_SCRIPTS")
+		optional.Skip(t, "peers", "shared/peers not found; set ACPMUX_PEER_SCRIPTS")
 	}
 	return peers, scripts
 }
