@@ -40,6 +40,10 @@ func demoMain(args []string, s stdio) int {
 	f.register(fs)
 	fs.Lookup("state").DefValue = ":memory:"
 	fs.Lookup("state").Usage = "decision store: a SQLite file, or :memory: to keep nothing on disk"
+	if os.Getenv("ACPMUX_LOG") == "" { // the transcript is the demo's output; --log-level info shows the relay's log
+		f.logLevel = "warn"
+		fs.Lookup("log-level").DefValue = "warn"
+	}
 	choose := fs.String("choose", "ask", "how the terminal host answers permission requests: ask (read a number from stdin), allow or reject")
 	prompt := fs.String("prompt", "Please fix the failing test.", "the prompt sent to the demo agent")
 	help := func(w io.Writer) { fmt.Fprint(w, demoUsage); writeFlags(w, fs) }
@@ -58,11 +62,12 @@ func demoMain(args []string, s stdio) int {
 		fmt.Fprintf(s.err, "acpmux demo: --choose %q: want ask, allow or reject\n", *choose)
 		return 2
 	}
-	log, err := newLogger(s.err, f.logLevel)
+	log, closeLog, err := f.logger(s.err)
 	if err != nil {
 		fmt.Fprintln(s.err, "acpmux demo:", err)
-		return 2
+		return loggerStatus(err)
 	}
+	defer closeLog()
 	exe, err := os.Executable()
 	if err != nil {
 		fmt.Fprintln(s.err, "acpmux demo: find own executable:", err)
