@@ -147,6 +147,18 @@ func (a *Agent) terminate(grace time.Duration) {
 	<-a.exited
 }
 
+// exitSignal names the signal that ended the agent ("terminated",
+// "killed"), or "" when it exited by itself or has not exited.
+func (a *Agent) exitSignal() string {
+	if a.state == nil {
+		return ""
+	}
+	if ws, ok := a.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return ws.Signal().String()
+	}
+	return ""
+}
+
 // ExitCode returns the agent's exit status once it has exited: its code, or
 // 128+signal when a signal ended it, as a shell reports it.
 func (a *Agent) ExitCode() int {

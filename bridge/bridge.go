@@ -144,7 +144,7 @@ func (b *Bridge) AddHost(h *Host) error {
 	b.mu.Unlock()
 	go func() { defer b.hostWG.Done(); h.writeLoop() }()
 	go func() { defer b.hostWG.Done(); b.readHost(h) }()
-	b.log.Debug("host connected", "host", h.ID)
+	b.log.Info("host attached", "host", h.ID)
 	return nil
 }
 
@@ -194,7 +194,7 @@ func (b *Bridge) Run(ctx context.Context) int {
 	b.closeHosts()
 	b.hostWG.Wait()
 	code := b.agent.ExitCode()
-	b.log.Debug("agent exited", "status", code, "non_json_lines", b.stats.nonJSON.Load(), "dropped", b.stats.dropped.Load())
+	b.log.Info("agent exited", "status", code, "signal", b.agent.exitSignal(), "non_json_lines", b.stats.nonJSON.Load(), "dropped", b.stats.dropped.Load())
 	return code
 }
 

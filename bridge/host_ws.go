@@ -60,10 +60,10 @@ func (b *Bridge) ServeWebSocket(w http.ResponseWriter, r *http.Request, queueLen
 		c.Close(CloseGoingAway, err.Error())
 		return
 	}
-	b.log.Info("websocket host connected", "host", h.ID, "connection", connID, "remote", r.RemoteAddr)
+	b.log.Debug("websocket host connected", "host", h.ID, "connection", connID, "remote", r.RemoteAddr)
 	<-h.Done()
 	conn.wait()
-	b.log.Info("websocket host disconnected", "host", h.ID, "cause", h.Err())
+	b.log.Debug("websocket host disconnected", "host", h.ID, "cause", h.Err())
 }
 
 // wsConn is a Conn over a WebSocket connection; its context lives as long

@@ -128,6 +128,7 @@ func (b *Bridge) agentResponse(msg []byte, env acp.Envelope) {
 	case acp.MethodSessionNew:
 		if sid := acp.MemberString(result, "sessionId"); sid != "" {
 			b.addSessionLocked(sid, c.cwd, c.host)
+			defer b.log.Info("session created", "session", sid, "host", c.host.ID, "cwd", c.cwd) // after b.mu is released
 			defer b.permissions().SessionStarted(sid, c.cwd)
 			defer b.trackSessionModes(sid, result)
 		}

@@ -259,7 +259,7 @@ func (b *Bridge) hostLeft(h *Host) {
 			b.replyAgentError(oc.agentID, fmt.Errorf("%w: host %s disconnected before answering %s", acp.ErrNoHost, h.ID, oc.method))
 		}
 	}
-	b.log.Debug("host disconnected", "host", h.ID, "cause", h.Err())
+	b.log.Info("host left", "host", h.ID, "cause", h.Err())
 }
 
 // inflightLocked reports whether the host has a request with this id key in

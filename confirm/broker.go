@@ -347,7 +347,7 @@ func (b *Broker) create(ctx context.Context, id string, snap Snapshot, timeout t
 		}
 	}
 	b.startTimer(d, timeout)
-	b.log.Debug("confirm: decision opened", "decision", id, "session", snap.SessionID, "title", snap.Title)
+	b.log.Info("decision opened", "decision", id, "session", snap.SessionID, "route", snap.route(), "title", snap.Title)
 	return d, nil, nil
 }
 

@@ -120,10 +120,9 @@ func (b *Broker) finish(d *Decision, t Transition) {
 	}
 	b.retire(d)
 	b.afterClose(d, t, res)
-	if res.Status != StatusAnswered {
-		b.log.Info("confirm: decision closed without an answer", "decision", d.id, "session", d.snap.SessionID,
-			"status", res.Status, "reason", res.Reason, "agentGets", res.OptionID)
-	}
+	b.log.Info("decision closed", "decision", d.id, "session", d.snap.SessionID, "route", d.snap.route(),
+		"status", res.Status, "by", res.By, "reason", res.Reason, "optionId", res.OptionID,
+		"wait_ms", res.At.Sub(d.created).Milliseconds())
 }
 
 // retire moves d from its session's open set to its recent closed ones,

@@ -324,6 +324,14 @@ func oneOff(s *Snapshot, class string) {
 	s.Warnings = append([]string{w}, rest...)
 }
 
+// route is the Route constant the gate chose for s; RouteAsk without a gate.
+func (s *Snapshot) route() string {
+	if s.Gate == nil {
+		return RouteAsk
+	}
+	return s.Gate.Route
+}
+
 // OneOff reports whether the decision is an exact one-off prompt: hosts are
 // offered only Options() (allow_once and reject_once), must show the first
 // warning first, and persistent scopes are refused.

@@ -9,6 +9,7 @@
 //	GET  /v1/sessions/{sessionId}/decisions
 //	GET  /v1/sessions/{sessionId}/decisions/{decisionId}
 //	POST /v1/sessions/{sessionId}/decisions/{decisionId}   {"optionId"?, "text"?}
+//	GET  /healthz   200 "ok\n", the one route without the token
 //
 // Invariants (docs/security.md): one guard wraps every request before it is
 // routed, so no route, unknown path or wrong method answers without it; the

@@ -10,7 +10,7 @@ import (
 )
 
 // guard is the one gate in front of every request: Host, Origin,
-// Sec-Fetch-Site, bearer token, then for requests with a body its media type
+// Sec-Fetch-Site, then (except for GET /healthz) bearer token, then for requests with a body its media type
 // and size. It is the handler New returns; the route-table test asserts it.
 type guard struct {
 	next     http.Handler
@@ -29,6 +29,9 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if code, msg := g.checkOrigin(r); code != "" {
 		writeError(w, http.StatusForbidden, code, msg)
+		return
+	}
+	if serveHealth(w, r) { // healthz.go: no token, nothing but "ok"
 		return
 	}
 	if r.URL.Path == "/" && r.URL.Query().Has("token") {

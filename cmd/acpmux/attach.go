@@ -9,9 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/coder/websocket"
 
@@ -34,6 +32,10 @@ to which /acp is added). Use it as the client's agent command, e.g.
 
 The client's initialize is answered from the agent's cached result; join an
 existing session with session/attach (docs/protocol.md) or create a new one.
+
+Exit status: 0 when stdin ends or acpmux closes normally; 1 when the
+connection fails; 2 usage error; SIGTERM or SIGINT exits quietly with 143
+or 130 (128+N, as a shell reports it) and leaves the relay running.
 
 Flags:
 `
@@ -78,12 +80,15 @@ func attachMain(args []string, s stdio) int {
 		fmt.Fprintf(s.err, "acpmux attach: read token: %v (pass --token-file, the file acpmux run --listen wrote)\n", errOr(err, "empty file"))
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, received, stop := signalContext()
 	defer stop()
 	c, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{
 		HTTPHeader:   http.Header{"Authorization": {"Bearer " + strings.TrimSpace(string(tok))}},
 		Subprotocols: []string{"acp"},
 	})
+	if sig := received(); sig != 0 {
+		return signalStatus(sig) // SIGTERM: 143, quietly
+	}
 	if err != nil {
 		if resp != nil {
 			fmt.Fprintf(s.err, "acpmux attach: %s: %s\n", url, resp.Status)
@@ -93,13 +98,18 @@ func attachMain(args []string, s stdio) int {
 		return 1
 	}
 	c.SetReadLimit(int64(*maxLine))
-	return pump(ctx, c, s, *maxLine)
+	code := pump(ctx, c, s, *maxLine)
+	if sig := received(); sig != 0 {
+		return signalStatus(sig) // SIGTERM: 143, SIGINT: 130, quietly
+	}
+	return code
 }
 
 // pump copies stdin lines to text frames and text frames to stdout lines
-// until either side ends.
-func pump(ctx context.Context, c *websocket.Conn, s stdio, maxLine int) int {
-	ctx, cancel := context.WithCancel(ctx)
+// until either side ends or ctx is done. When ctx is done it closes the
+// WebSocket normally and returns 0 without a message.
+func pump(parent context.Context, c *websocket.Conn, s stdio, maxLine int) int {
+	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	errc := make(chan error, 2)
 	go func() {
@@ -139,6 +149,8 @@ func pump(ctx context.Context, c *websocket.Conn, s stdio, maxLine int) int {
 	c.Close(websocket.StatusNormalClosure, "")
 	cancel()
 	switch {
+	case parent.Err() != nil: // stopped by a signal: the caller says how
+		return 0
 	case errors.Is(err, errStdinClosed), websocket.CloseStatus(err) == websocket.StatusNormalClosure,
 		websocket.CloseStatus(err) == websocket.StatusGoingAway: // acpmux stopping: the agent is done
 		return 0

@@ -9,6 +9,8 @@ import (
 	"io"
 	"strings"
 
+	"mvdan.cc/sh/v3/syntax"
+
 	"github.com/acpmux/acpmux/classify"
 )
 
@@ -21,12 +23,16 @@ func init() {
 }
 
 const classifyUsage = `Usage:
-  acpmux classify [--json] [COMMAND]
+  acpmux classify [--json] [--] [COMMAND [ARGS...]]
 
 Classifies a shell command (Bash syntax) as read-only, write or unknown,
 as plan mode sees it, and names the words and operators that decided it.
 
-With COMMAND (one argument; quote it), classifies that command. Without,
+Flags end at the first word that is not a flag (or at "--"). One argument
+is the command text as it is: quote it to keep pipes and redirections
+('git log | head'). Several arguments are the words of one command, as
+your shell passed them: "acpmux classify ls -la" classifies ls -la (a
+word with spaces or shell characters is quoted again). Without a command,
 reads one command per line from stdin and prints one line per input line
 (an empty line is an unknown, empty command).
 
@@ -66,7 +72,9 @@ type classifyLine struct {
 func classifyMain(args []string, s stdio) int {
 	fs := flag.NewFlagSet("classify", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print one JSON object per command")
-	rest, err := parseFlagsAround(fs, args)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args) // stops at the first non-flag: "classify ls -la" is ls -la
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(s.out, classifyUsage)
 		printFlags(s.out, fs)
@@ -77,10 +85,7 @@ func classifyMain(args []string, s stdio) int {
 		fmt.Fprintf(s.err, "acpmux classify: %v\nRun 'acpmux classify --help' for usage.\n", err)
 		return 2
 	}
-	if len(rest) > 1 {
-		fmt.Fprintf(s.err, "acpmux classify: got %d arguments; pass the command as one quoted argument, e.g. acpmux classify 'git status'\n", len(rest))
-		return 2
-	}
+	rest := fs.Args()
 	w := bufio.NewWriter(s.out)
 	defer w.Flush()
 	print := func(cmd string) {
@@ -93,8 +98,8 @@ func classifyMain(args []string, s stdio) int {
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\n", v.Class, safe(cmd), reasonsText(v.Reasons))
 	}
-	if len(rest) == 1 {
-		print(rest[0])
+	if len(rest) > 0 {
+		print(joinWords(rest))
 		return 0
 	}
 	r := bufio.NewReader(s.in)
@@ -116,8 +121,27 @@ func classifyMain(args []string, s stdio) int {
 	}
 }
 
+// joinWords turns the command-line arguments of classify into the command
+// text: one argument as it is (the user quoted a whole command), several as
+// the words of one command, each quoted for Bash where it needs it, so
+// that ["echo", "a b"] is the command echo 'a b'.
+func joinWords(words []string) string {
+	if len(words) == 1 {
+		return words[0]
+	}
+	quoted := make([]string, len(words))
+	for i, w := range words {
+		q, err := syntax.Quote(w, syntax.LangBash)
+		if err != nil { // a NUL byte, which no argv can hold
+			q = w
+		}
+		quoted[i] = q
+	}
+	return strings.Join(quoted, " ")
+}
+
 // parseFlagsAround parses flags before and after the one operand, so
-// both "classify --json CMD" and "classify CMD --json" work. Words after
+// both "hook --plan claude" and "hook claude --plan" work. Words after
 // "--" are operands.
 // The flag package's own messages are discarded: callers print one
 // clear line instead.

@@ -41,7 +41,7 @@ func TestClassifyText(t *testing.T) {
 // TestClassifyJSON checks --json: one object per command with exactly
 // the fields command, class and reasons.
 func TestClassifyJSON(t *testing.T) {
-	for _, args := range [][]string{{"--json", "sort -o out in"}, {"sort -o out in", "--json"}, {"-json", "sort -o out in"}} {
+	for _, args := range [][]string{{"--json", "sort -o out in"}, {"-json", "sort -o out in"}, {"--json", "--", "sort -o out in"}} {
 		code, out, errs := runClassify(t, "", args...)
 		if code != 0 || errs != "" {
 			t.Fatalf("classify %q: exit %d, stderr %q", args, code, errs)
@@ -101,7 +101,7 @@ func TestClassifyStdin(t *testing.T) {
 func TestClassifyHelp(t *testing.T) {
 	for _, h := range []string{"-h", "--help", "-help"} {
 		code, out, errs := runClassify(t, "", h)
-		if code != 0 || errs != "" || !strings.Contains(out, "acpmux classify [--json] [COMMAND]") || !strings.Contains(out, "--json") {
+		if code != 0 || errs != "" || !strings.Contains(out, "acpmux classify [--json] [--] [COMMAND [ARGS...]]") || !strings.Contains(out, "--json") {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q", h, code, out, errs)
 		}
 	}
@@ -112,14 +112,46 @@ func TestClassifyUsageErrors(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"git", "status"}, "pass the command as one quoted argument"},
 		{[]string{"--nope", "ls"}, "flag provided but not defined"},
-		{[]string{"ls", "--nope"}, "flag provided but not defined"},
 	} {
 		code, out, errs := runClassify(t, "", tt.args...)
 		if code != 2 || out != "" || !strings.Contains(errs, tt.msg) {
 			t.Errorf("classify %q: exit %d, stdout %q, stderr %q; want 2 and %q", tt.args, code, out, errs, tt.msg)
 		}
+	}
+}
+
+// TestClassifyFlagsEndAtFirstWord: "acpmux classify ls -la" classifies
+// ls -la, with or without "--"; several words are one command, each word
+// quoted again where the shell needs it.
+func TestClassifyFlagsEndAtFirstWord(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string // the command column
+	}{
+		{[]string{"ls", "-la"}, "ls -la"},
+		{[]string{"--", "ls", "-la"}, "ls -la"},
+		{[]string{"--json", "--", "ls", "-la"}, "ls -la"},
+		{[]string{"git", "status", "--json"}, "git status --json"},
+		{[]string{"echo", "a b", ">", "x"}, "echo 'a b' '>' x"},
+		{[]string{"ls -la | head"}, "ls -la | head"},
+	} {
+		code, out, errs := runClassify(t, "", tt.args...)
+		cmd := out
+		if tt.args[0] == "--json" {
+			var l classifyLine
+			json.Unmarshal([]byte(out), &l)
+			cmd = l.Command
+		} else if f := strings.Split(out, "\t"); len(f) == 3 {
+			cmd = f[1]
+		}
+		if code != 0 || errs != "" || cmd != tt.want {
+			t.Errorf("classify %q: exit %d, stdout %q, stderr %q; want the command %q", tt.args, code, out, errs, tt.want)
+		}
+	}
+	// The redirection word was quoted: echo of a literal ">" is read-only.
+	if _, out, _ := runClassify(t, "", "echo", "a", ">", "x"); !strings.HasPrefix(out, "read-only\t") {
+		t.Errorf("classify echo a '>' x = %q, want read-only", out)
 	}
 }
 

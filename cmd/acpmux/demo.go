@@ -9,11 +9,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/sourcegraph/jsonrpc2"
 
@@ -31,6 +29,7 @@ Runs the main job on built-in parts, with nothing else installed: a scripted
 ACP agent (it streams text, then asks permission for a shell command and a
 file edit) behind the real acpmux relay, and a small terminal host that
 prints the transcript and asks you to pick one of the offered options.
+Ctrl-C stops it at once: exit status 130, no error text.
 
 Flags:
 `
@@ -41,6 +40,10 @@ func demoMain(args []string, s stdio) int {
 	f.register(fs)
 	fs.Lookup("state").DefValue = ":memory:"
 	fs.Lookup("state").Usage = "decision store: a SQLite file, or :memory: to keep nothing on disk"
+	if os.Getenv("ACPMUX_LOG") == "" { // the transcript is the demo's output; --log-level info shows the relay's log
+		f.logLevel = "warn"
+		fs.Lookup("log-level").DefValue = "warn"
+	}
 	choose := fs.String("choose", "ask", "how the terminal host answers permission requests: ask (read a number from stdin), allow or reject")
 	prompt := fs.String("prompt", "Please fix the failing test.", "the prompt sent to the demo agent")
 	help := func(w io.Writer) { fmt.Fprint(w, demoUsage); writeFlags(w, fs) }
@@ -59,17 +62,18 @@ func demoMain(args []string, s stdio) int {
 		fmt.Fprintf(s.err, "acpmux demo: --choose %q: want ask, allow or reject\n", *choose)
 		return 2
 	}
-	log, err := newLogger(s.err, f.logLevel)
+	log, closeLog, err := f.logger(s.err)
 	if err != nil {
 		fmt.Fprintln(s.err, "acpmux demo:", err)
-		return 2
+		return loggerStatus(err)
 	}
+	defer closeLog()
 	exe, err := os.Executable()
 	if err != nil {
 		fmt.Fprintln(s.err, "acpmux demo: find own executable:", err)
 		return 1
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, received, stop := signalContext()
 	defer stop()
 	if f.state == "" {
 		f.state = confirm.MemoryPath // the demo leaves nothing behind unless asked
@@ -97,7 +101,11 @@ func demoMain(args []string, s stdio) int {
 	}()
 	code := r.run(ctx)
 	fromBridgeW.Close()
-	if err := <-hostErr; err != nil {
+	err = <-hostErr
+	if sig := received(); sig != 0 {
+		return signalStatus(sig) // Ctrl-C: 130, quietly; the turn's end is no error
+	}
+	if err != nil {
 		fmt.Fprintln(s.err, "acpmux demo:", err)
 		return 1
 	}

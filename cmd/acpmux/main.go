@@ -54,12 +54,13 @@ func Main(args []string, s stdio) int {
 		return 2
 	}
 	switch args[0] {
-	case "-h", "-help", "--help", "help":
+	case "-h", "-help", "--help":
 		usage(s.out)
 		return 0
-	case "-version", "--version", "version":
-		fmt.Fprintln(s.out, "acpmux", version)
-		return 0
+	case "help":
+		return helpMain(args[1:], s)
+	case "-version", "--version":
+		return versionMain(nil, s)
 	}
 	c, ok := commands[args[0]]
 	if !ok {
@@ -69,8 +70,6 @@ func Main(args []string, s stdio) int {
 	}
 	return c.run(args[1:], s)
 }
-
-var version = "0.1.0-dev"
 
 func usage(w io.Writer) {
 	fmt.Fprint(w, `acpmux - one ACP agent, many hosts: relay, confirmations, plan-mode gate
@@ -91,10 +90,32 @@ Commands:
 		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprint(w, `
-Run 'acpmux <command> --help' for the flags of one command.
+Run 'acpmux help <command>' (or 'acpmux <command> --help') for the flags
+of one command.
 Logs go to stderr; in 'run' mode stdout carries only ACP messages.
 Documentation: docs/ in the source tree (docs/README.md is the index).
 `)
+}
+
+// helpMain runs "acpmux help [COMMAND]": the command list, or COMMAND's
+// own --help text (status 0). An unknown or hidden command, or more than
+// one, is a usage error (status 2).
+func helpMain(args []string, s stdio) int {
+	if len(args) == 0 {
+		usage(s.out)
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if len(args) > 1 || !ok || c.hidden {
+		if len(args) > 1 {
+			fmt.Fprintln(s.err, "acpmux help: want at most one command; usage: acpmux help [COMMAND]")
+		} else {
+			fmt.Fprintf(s.err, "acpmux help: unknown command %q\n\n", args[0])
+			usage(s.err)
+		}
+		return 2
+	}
+	return c.run([]string{"--help"}, s)
 }
 
 // splitDashDash splits args at the first "--": flags before, agent argv after.

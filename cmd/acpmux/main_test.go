@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/acpmux/acpmux/acp/acptest"
+	"github.com/acpmux/acpmux/internal/optional"
 )
 
 // TestMain makes the test binary double as the acpmux command: testscript
@@ -20,7 +24,42 @@ func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) != "acpmux" {
 		acptest.MaybeRunAgent()
 	}
-	testscript.Main(m, map[string]func(){
+	testscript.Main(optionalM{m}, map[string]func(){
 		"acpmux": func() { os.Exit(Main(os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})) },
 	})
+}
+
+// optionalM runs the tests and then reports the optional suites they
+// skipped (optional.Run).
+type optionalM struct{ m *testing.M }
+
+func (o optionalM) Run() int { return optional.Run(o.m) }
+
+// TestHelpCommand: "acpmux help X" prints the same help as "acpmux X
+// --help" for every listed command, on stdout with status 0; an unknown or
+// hidden command is a usage error (status 2).
+func TestHelpCommand(t *testing.T) {
+	for name, c := range commands {
+		if c.hidden {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			var out, errb, want bytes.Buffer
+			code := Main([]string{"help", name}, stdio{strings.NewReader(""), &out, &errb})
+			Main([]string{name, "--help"}, stdio{strings.NewReader(""), &want, io.Discard})
+			if code != 0 || errb.Len() != 0 || out.Len() == 0 || out.String() != want.String() {
+				t.Errorf("help %s: status %d, stderr %q, stdout %q; want 0 and the output of %s --help (%q)", name, code, errb.String(), out.String(), name, want.String())
+			}
+		})
+	}
+	for _, args := range [][]string{{"help", "frobnicate"}, {"help", "__demo-agent"}, {"help", "run", "demo"}} {
+		var out, errb bytes.Buffer
+		if code := Main(args, stdio{strings.NewReader(""), &out, &errb}); code != 2 || out.Len() != 0 || errb.Len() == 0 {
+			t.Errorf("%q: status %d, stdout %q, stderr %q; want 2 and a message on stderr", args, code, out.String(), errb.String())
+		}
+	}
+	var out bytes.Buffer
+	if code := Main([]string{"help"}, stdio{strings.NewReader(""), &out, io.Discard}); code != 0 || !strings.Contains(out.String(), "Commands:") {
+		t.Errorf("help: status %d, stdout %q", code, out.String())
+	}
 }

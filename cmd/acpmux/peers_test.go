@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/acpmux/acpmux/internal/optional"
 )
 
 // peersDir returns $ACPMUX_PEER_SCRIPTS, the directory of the offline peer
@@ -50,10 +52,10 @@ func realPeers(t *testing.T) (peers []string, scripts string) {
 	t.Helper()
 	peers = strings.Fields(os.Getenv("ACPMUX_PEERS"))
 	if len(peers) == 0 {
-		t.Skip("set ACPMUX_PEERS (and PEERS_DIR) to run the real agents")
+		optional.Skip(t, "peers", "opt-in: set ACPMUX_PEERS (and PEERS_DIR) to run the real agents")
 	}
 	if scripts = peersDir(); scripts == "" {
-		t.Skip("no peer kit; set ACPMUX_PEER_SCRIPTS to its directory")
+		optional.Skip(t, "peers", "no peer kit; set ACPMUX_PEER_SCRIPTS to its directory")
 	}
 	return peers, scripts
 }

@@ -138,7 +138,7 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 		store.Close()
 		return nil, err
 	}
-	log.Debug("agent started", "argv", argv, "pid", agent.Pid(), "state", store.Path())
+	log.Info("agent started", "argv", argv, "pid", agent.Pid(), "state", store.Path())
 	b = bridge.New(agent, bridge.Options{
 		MaxLineBytes: f.maxLineBytes,
 		GracePeriod:  f.grace,

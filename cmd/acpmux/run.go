@@ -6,10 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -38,13 +36,17 @@ type runFlags struct {
 	maxLineBytes int
 	grace        time.Duration
 	logLevel     string
+	logFormat    string // logs.go
+	logFile      string
 	queueLen     int
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxLineBytes, "max-line-bytes", bridge.DefaultMaxLineBytes, "largest message accepted from the agent or a host, in bytes")
 	fs.DurationVar(&f.grace, "grace", bridge.DefaultGracePeriod, "on shutdown, wait this long after closing the agent's stdin before SIGTERM, and again before SIGKILL")
-	fs.StringVar(&f.logLevel, "log-level", envOr("ACPMUX_LOG", "info"), "log level on stderr: debug, info, warn, error (env ACPMUX_LOG)")
+	fs.StringVar(&f.logLevel, "log-level", envOr("ACPMUX_LOG", "info"), "log level: debug, info, warn, error (env ACPMUX_LOG)")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log line format: text (key=value) or json (one object per line)")
+	fs.StringVar(&f.logFile, "log-file", "", "append logs to this file (created with mode 0600) instead of stderr; the agent's stderr still goes to stderr")
 	fs.IntVar(&f.queueLen, "host-queue", bridge.DefaultHostQueueLen, "messages queued per remote host before it is disconnected as too slow")
 }
 
@@ -72,11 +74,12 @@ func runMain(args []string, s stdio) int {
 		fmt.Fprintln(s.err, "acpmux run: no agent command; usage: acpmux run [flags] -- AGENT [ARGS...]")
 		return 2
 	}
-	log, err := newLogger(s.err, f.logLevel)
+	log, closeLog, err := f.logger(s.err)
 	if err != nil {
 		fmt.Fprintln(s.err, "acpmux run:", err)
-		return 2
+		return loggerStatus(err)
 	}
+	defer closeLog()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	r, err := startRelay(&f, argv, s.err, log)
@@ -123,14 +126,6 @@ func pollableStdin(in io.Reader) (io.Reader, io.Closer) {
 	}
 	nf := os.NewFile(f.Fd(), "stdin")
 	return nf, nf
-}
-
-func newLogger(w io.Writer, level string) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(strings.ToLower(level))); err != nil {
-		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})).With("component", "acpmux"), nil
 }
 
 func envOr(k, def string) string {

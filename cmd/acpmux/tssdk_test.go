@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acpmux/acpmux/internal/optional"
 )
 
 // npmDir returns a directory with node_modules holding
@@ -26,7 +28,7 @@ func npmDir(t *testing.T) string {
 	if os.Getenv("ACPMUX_REQUIRE_NPM") == "1" {
 		t.Fatalf("ACPMUX_NPM_DIR=%q has no @agentclientprotocol/sdk@1.9.0 examples (npm install @agentclientprotocol/sdk@1.9.0 ws)", dir)
 	}
-	t.Skip("set ACPMUX_NPM_DIR to a directory with npm install @agentclientprotocol/sdk@1.9.0 ws")
+	optional.Skip(t, "npm SDK", "set ACPMUX_NPM_DIR to a directory with npm install @agentclientprotocol/sdk@1.9.0 ws")
 	return ""
 }
 

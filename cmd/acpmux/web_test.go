@@ -15,6 +15,7 @@ import (
 
 	"github.com/acpmux/acpmux/acp/acptest"
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/internal/optional"
 )
 
 // browser returns the path of a Chromium to drive, or skips the test.
@@ -28,7 +29,7 @@ func browser(t *testing.T) string {
 	if os.Getenv("ACPMUX_REQUIRE_BROWSER") == "1" {
 		t.Fatal("no chromium on PATH (apt-get install chromium)")
 	}
-	t.Skip("no chromium on PATH")
+	optional.Skip(t, "browser", "no chromium on PATH; apt-get install chromium")
 	return ""
 }
 
