@@ -20,7 +20,10 @@ import (
 	"time"
 
 	"github.com/acpmux/acpmux/classify"
+	"github.com/acpmux/acpmux/internal/optional"
 )
+
+func TestMain(m *testing.M) { os.Exit(optional.Run(m)) }
 
 // The differential oracle: every program Command calls read-only is run
 // by real bash in a throwaway directory, and must leave it unchanged.
@@ -48,7 +51,7 @@ func bashPath(t testing.TB) string {
 		if os.Getenv("ACPMUX_REQUIRE_BASH") != "" {
 			t.Fatalf("bash is required (ACPMUX_REQUIRE_BASH is set) but not found: %v", err)
 		}
-		t.Skip("bash not found: the differential oracle against real bash is skipped (install bash to run it)")
+		optional.Skip(t, "bash", "bash not found: the differential oracle against real bash is skipped (install bash to run it)")
 	}
 	return p
 }
