@@ -27,6 +27,7 @@ type relayFlags struct {
 	state           string
 	decisionTimeout time.Duration
 	maxConnections  int
+	maxOpen         int
 	gate            gateFlags // gate_flags.go
 }
 
@@ -37,6 +38,7 @@ func (f *relayFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.tokenFile, "token-file", "", "bearer token file for --listen: read if it exists and is not empty, else a fresh 256-bit token is written there (mode 0600) (default $XDG_STATE_HOME/acpmux/token)")
 	fs.StringVar(&f.state, "state", "", "decision store: a SQLite file, or :memory: to keep nothing on disk (default $XDG_STATE_HOME/acpmux/state.db)")
 	fs.IntVar(&f.maxConnections, "max-connections", httpapi.DefaultMaxConnections, "at most N connections to --listen at once, WebSocket hosts included; at the cap the oldest connection that has not shown the token is closed, or a new one is refused")
+	fs.IntVar(&f.maxOpen, "max-open-decisions", confirm.DefaultMaxOpen, "at most N open permission decisions across all sessions (besides 512 per session); a request beyond fails closed with its reject option")
 	fs.DurationVar(&f.decisionTimeout, "decision-timeout", confirm.DefaultTimeout, "how long a permission request waits for an answer before it fails closed (at most 24h; 0 means the default)")
 	f.gate.register(fs)
 }
@@ -75,6 +77,9 @@ func (f *relayFlags) validate() error {
 	}
 	if f.maxConnections < 1 {
 		return fmt.Errorf("--max-connections %d: must be at least 1", f.maxConnections)
+	}
+	if f.maxOpen < 1 {
+		return fmt.Errorf("--max-open-decisions %d: must be at least 1", f.maxOpen)
 	}
 	if f.queueLen < 1 {
 		return fmt.Errorf("--host-queue %d: must be at least 1", f.queueLen)
@@ -115,6 +120,7 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 	broker, err := confirm.NewBroker(gate.apply(confirm.Options{
 		Store:          store,
 		DefaultTimeout: f.decisionTimeout,
+		MaxOpen:        f.maxOpen,
 		Logger:         log,
 		Classify:       classifyCommand,
 		Revalidate: func(ctx context.Context, s confirm.Snapshot) error {
