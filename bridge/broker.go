@@ -61,6 +61,9 @@ func (r *BrokerRouter) Ask(ctx context.Context, req PermissionRequest) (json.Raw
 		// request (JSON parsers keep different copies of a duplicate).
 		return nil, fmt.Errorf("%w: session/request_permission params have a duplicate member %q", acp.ErrInvalidParams, k)
 	}
+	if req.UnknownSession {
+		return r.br.RefuseUnknownSession(confirm.Request{SessionID: req.SessionID, AgentKey: r.agentKey(req.AgentKey), Params: req.Params})
+	}
 	presenters := make([]confirm.Presenter, 0, len(req.Hosts)+len(r.extra))
 	for _, h := range req.Hosts {
 		presenters = append(presenters, hostPresenter{h, r})

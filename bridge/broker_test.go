@@ -452,3 +452,22 @@ func TestHiddenCharactersWarningReachesIDE(t *testing.T) {
 		t.Fatalf("POST answer: %d %v", code, body)
 	}
 }
+
+// A permission request for a session that no host created or attached to
+// is answered with its reject option at once; no host (not even the IDE)
+// is shown it and the broker opens no decision.
+func TestPermissionRequestForUnknownSessionIsRejectedUnshown(t *testing.T) {
+	ghost := strings.Replace(permRequest(1), `"sessionId":"s1"`, `"sessionId":"ghost"`, 1)
+	f := newBrokerFixture(t, permScriptHead+ghost+"recv\n"+permRequest(2)+"recv\n", time.Minute, false)
+	if got := f.waitAgent(1); got != selectedReject {
+		t.Errorf("agent got %s for the unknown session, want %s", got, selectedReject)
+	}
+	_, p := expectPermission(t, f.ide)
+	if p["sessionId"] != "s1" {
+		t.Errorf("the IDE was shown a request of session %v", p["sessionId"])
+	}
+	if f.broker.HasSession("ghost") {
+		t.Error("the broker opened state for the unknown session")
+	}
+	f.broker.CancelSession("s1", "")
+}

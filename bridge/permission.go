@@ -57,6 +57,10 @@ type PermissionRequest struct {
 	Cwd string
 	// Hosts are the hosts of the session when the request arrived, owner first.
 	Hosts []*Host
+	// UnknownSession is set when no host created, loaded, resumed or
+	// attached to SessionID: the router then fails closed without opening a
+	// decision or asking anyone (Hosts is empty).
+	UnknownSession bool
 }
 
 // askPermission runs one permission request through the router and answers
@@ -65,7 +69,8 @@ func (b *Bridge) askPermission(msg []byte, env acp.Envelope, agentID []byte, occ
 	b.mu.Lock()
 	var hosts []*Host
 	var cwd string
-	if s := b.sessions[sid]; s != nil {
+	s := b.sessions[sid]
+	if s != nil {
 		cwd = s.cwd
 		if s.owner != nil {
 			hosts = append(hosts, s.owner)
@@ -75,16 +80,15 @@ func (b *Bridge) askPermission(msg []byte, env acp.Envelope, agentID []byte, occ
 				hosts = append(hosts, h)
 			}
 		}
-	} else if b.primary != nil {
-		hosts = append(hosts, b.primary)
 	}
 	b.mu.Unlock()
 	req := PermissionRequest{
-		SessionID: sid,
-		AgentKey:  occ,
-		Params:    append(json.RawMessage(nil), env.Params.Bytes(msg)...),
-		Cwd:       cwd,
-		Hosts:     hosts,
+		SessionID:      sid,
+		AgentKey:       occ,
+		Params:         append(json.RawMessage(nil), env.Params.Bytes(msg)...),
+		Cwd:            cwd,
+		Hosts:          hosts,
+		UnknownSession: s == nil,
 	}
 	result, err := b.opts.Permissions.Ask(context.Background(), req)
 	if err != nil {

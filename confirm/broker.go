@@ -33,7 +33,7 @@ type Presenter interface {
 }
 
 // Options configure a Broker. The zero value is usable: no store, the
-// default timeout, 512 open decisions per session.
+// default timeout, 512 open decisions per session and 4096 in all.
 type Options struct {
 	// Store keeps decisions durably. Nil keeps them in memory only.
 	Store Store
@@ -43,6 +43,10 @@ type Options struct {
 	// MaxOpenPerSession bounds the open decisions of one session in memory;
 	// a request beyond it fails closed without opening a decision. 0 means 512.
 	MaxOpenPerSession int
+	// MaxOpen bounds the open decisions of all sessions together (the
+	// --max-open-decisions flag); a request beyond it fails closed without
+	// opening a decision. 0 means DefaultMaxOpen.
+	MaxOpen int
 	// KeepClosedPerSession is how many closed decisions per session stay in
 	// memory for views; older ones are read from the Store. 0 means 256.
 	KeepClosedPerSession int
@@ -82,6 +86,7 @@ type Options struct {
 // Default limits of a Broker.
 const (
 	DefaultMaxOpenPerSession    = 512
+	DefaultMaxOpen              = 4096
 	DefaultKeepClosedPerSession = 256
 )
 
@@ -94,13 +99,14 @@ type Broker struct {
 	log   *slog.Logger
 	now   func() time.Time
 
-	mu       sync.Mutex // guards sessions, byID, stopped, gone
-	sessions map[string]*session
-	byID     map[string]*Decision
-	stopped  bool
-	gone     bool           // AgentExited was called
-	inflight sync.WaitGroup // timer callbacks running
-	g        gate           // plan-mode gate, policy, audit (mode.go)
+	mu        sync.Mutex // guards sessions, byID, openTotal, stopped, gone
+	sessions  map[string]*session
+	byID      map[string]*Decision
+	openTotal int // decisions in the open sets of all sessions
+	stopped   bool
+	gone      bool           // AgentExited was called
+	inflight  sync.WaitGroup // timer callbacks running
+	g         gate           // plan-mode gate, policy, audit (mode.go)
 }
 
 // session is the broker's state of one ACP session. Guarded by Broker.mu.
@@ -120,7 +126,7 @@ func NewBroker(opts Options) (*Broker, error) {
 	if err := CheckTimeout(opts.DefaultTimeout); err != nil {
 		return nil, fmt.Errorf("new broker: %w", err)
 	}
-	if opts.MaxOpenPerSession < 0 || opts.KeepClosedPerSession < 0 {
+	if opts.MaxOpenPerSession < 0 || opts.MaxOpen < 0 || opts.KeepClosedPerSession < 0 {
 		return nil, errors.New("new broker: negative limit")
 	}
 	if opts.DefaultTimeout == 0 {
@@ -128,6 +134,9 @@ func NewBroker(opts Options) (*Broker, error) {
 	}
 	if opts.MaxOpenPerSession == 0 {
 		opts.MaxOpenPerSession = DefaultMaxOpenPerSession
+	}
+	if opts.MaxOpen == 0 {
+		opts.MaxOpen = DefaultMaxOpen
 	}
 	if opts.KeepClosedPerSession == 0 {
 		opts.KeepClosedPerSession = DefaultKeepClosedPerSession
@@ -171,7 +180,8 @@ func DecisionID(sessionID, agentKey string) string {
 //
 // Fail closed: timeout, no eligible host (hosts empty, all abstained,
 // disconnected or answered invalidly), a store error, a stale snapshot or
-// MaxOpenPerSession open decisions give an offered reject_once, else
+// MaxOpenPerSession open decisions in the session or MaxOpen in all give
+// an offered reject_once, else
 // reject_always, else "cancelled"; session/cancel and agent exit give
 // "cancelled". See ACP "Tool Calls / Requesting Permission".
 func (b *Broker) Ask(ctx context.Context, req Request, hosts []Presenter) (json.RawMessage, error) {
@@ -323,13 +333,14 @@ func (b *Broker) create(ctx context.Context, id string, snap Snapshot, timeout t
 		return old, nil, nil
 	}
 	s := b.session(snap.SessionID)
-	if b.stopped || len(s.open) >= b.opts.MaxOpenPerSession {
-		stopped, n := b.stopped, len(s.open)
+	if b.stopped || len(s.open) >= b.opts.MaxOpenPerSession || b.openTotal >= b.opts.MaxOpen {
+		stopped, n, total := b.stopped, len(s.open), b.openTotal
 		b.mu.Unlock()
-		return b.refuse(snap, stopped, n)
+		return b.refuse(snap, stopped, n, total)
 	}
 	b.byID[id] = d
 	s.open[id] = d
+	b.openTotal++
 	b.mu.Unlock()
 	defer close(d.ready)
 	if b.store != nil {
@@ -352,13 +363,34 @@ func (b *Broker) create(ctx context.Context, id string, snap Snapshot, timeout t
 }
 
 // refuse answers a request that could not open a decision, failing closed.
-func (b *Broker) refuse(snap Snapshot, stopped bool, open int) (*Decision, json.RawMessage, error) {
+func (b *Broker) refuse(snap Snapshot, stopped bool, open, total int) (*Decision, json.RawMessage, error) {
 	if stopped {
 		return nil, buildResult("", ""), nil
 	}
-	b.log.Warn("confirm: too many open decisions in session; failing closed without opening a decision",
-		"session", snap.SessionID, "open", open, "max", b.opts.MaxOpenPerSession, "agentKey", snap.AgentKey)
+	if open >= b.opts.MaxOpenPerSession {
+		b.log.Warn("confirm: too many open decisions in session; failing closed without opening a decision",
+			"session", snap.SessionID, "open", open, "max", b.opts.MaxOpenPerSession, "agentKey", snap.AgentKey)
+	} else {
+		b.log.Warn("confirm: too many open decisions in all sessions (--max-open-decisions); failing closed without opening a decision",
+			"session", snap.SessionID, "open", total, "max", b.opts.MaxOpen, "agentKey", snap.AgentKey)
+	}
 	return nil, buildResult(rejectOption(snap.Options), ""), nil
+}
+
+// RefuseUnknownSession answers a permission request of a session that no
+// host created, loaded, resumed or attached to: no decision is opened and
+// nothing is presented or stored; the result is the offered reject_once,
+// else reject_always, else "cancelled", as for any request that fails
+// closed, and a log line names the session. An invalid request gets the
+// same errors as from Ask (acp.ErrInvalidParams). Safe for concurrent use.
+func (b *Broker) RefuseUnknownSession(req Request) (json.RawMessage, error) {
+	sid, _, opts, err := parseRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	b.log.Warn("confirm: permission request for a session no host created or attached to; failing closed without opening a decision",
+		"session", sid, "agentKey", req.AgentKey)
+	return buildResult(rejectOption(opts), ""), nil
 }
 
 // session returns the state of session id, creating it. b.mu must be held.

@@ -461,6 +461,60 @@ func TestMaxOpenPerSession(t *testing.T) {
 	await(t, ch2)
 }
 
+// MaxOpen caps the open decisions of all sessions together: with two open
+// in two sessions, a third session's request fails closed with its reject
+// option without being presented, and a slot freed by an answer is usable
+// again.
+func TestOpenDecisionsAreCappedAcrossSessions(t *testing.T) {
+	b := newBroker(t, confirm.Options{MaxOpen: 2})
+	ide := newHost("ide")
+	ch1, ch2 := ask(b, req("s1", "1"), ide), ask(b, req("s2", "1"), ide)
+	ide.wait(t)
+	ide.wait(t)
+	got, err := b.Ask(context.Background(), req("s3", "1"), []confirm.Presenter{ide})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonEq(t, got, selected("reject-once"))
+	if len(ide.presented) != 0 {
+		t.Fatal("the refused request was presented")
+	}
+	if all, _ := b.Decisions(context.Background(), "s3"); len(all) != 0 {
+		t.Fatalf("the refused request opened %d decisions", len(all))
+	}
+	b.CancelSession("s1", "")
+	await(t, ch1)
+	ch3 := ask(b, req("s3", "2"), ide)
+	ide.wait(t)
+	b.CancelSession("s2", "")
+	b.CancelSession("s3", "")
+	await(t, ch2)
+	await(t, ch3)
+}
+
+// A request of a session nobody created or attached to opens no decision:
+// the agent gets the reject option (or cancelled when none is offered), and
+// an invalid request still gets -32602.
+func TestUnknownSessionIsRefusedWithoutADecision(t *testing.T) {
+	b := newBroker(t, confirm.Options{})
+	got, err := b.RefuseUnknownSession(req("ghost", "1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonEq(t, got, selected("reject-once"))
+	got, err = b.RefuseUnknownSession(req("ghost", "2", "allow-once:allow_once"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonEq(t, got, cancelledResult)
+	if b.HasSession("ghost") {
+		t.Error("the broker tracks the unknown session")
+	}
+	if _, err := b.RefuseUnknownSession(confirm.Request{SessionID: "ghost", AgentKey: "3", Params: json.RawMessage(`{"sessionId":"ghost","options":[]}`)}); !errors.Is(err, acp.ErrInvalidParams) {
+		t.Errorf("invalid request: err %v, want -32602", err)
+	}
+}
+
 func TestToolCallMergeAndClassify(t *testing.T) {
 	b := newBroker(t, confirm.Options{Classify: func(cmd string) confirm.Classification {
 		if cmd == "rm -rf build" {

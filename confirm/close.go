@@ -135,6 +135,7 @@ func (b *Broker) retire(d *Decision) {
 		return
 	}
 	delete(s.open, d.id)
+	b.openTotal--
 	s.closed = append(s.closed, d)
 	for len(s.closed) > b.opts.KeepClosedPerSession {
 		old := s.closed[0]

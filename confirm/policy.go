@@ -3,7 +3,6 @@ package confirm
 import (
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -70,10 +69,13 @@ type Policy struct {
 // ErrPolicy wraps every error of a malformed policy file.
 var ErrPolicy = errors.New("invalid policy")
 
-// LoadPolicy reads and parses the policy file path (TOML; docs/policy.md).
-// Errors wrap ErrPolicy and name the file, the rule and the line when known.
+// LoadPolicy reads and parses the policy file path (TOML; docs/policy.md),
+// which must be a regular file of at most MaxPolicyBytes; a FIFO, a
+// directory, a device or a larger file is an error, and LoadPolicy never
+// blocks waiting for one. Errors wrap ErrPolicy and name the file, the rule
+// and the line when known.
 func LoadPolicy(path string) (*Policy, error) {
-	data, err := os.ReadFile(path)
+	data, err := readPolicyFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrPolicy, err)
 	}

@@ -17,7 +17,10 @@
 // name with the listen port (403, DNS rebinding), a present Origin that is
 // not exactly the server's own origin (403), a cross-site Sec-Fetch-Site
 // (403), a missing or wrong bearer token (401, constant-time compare), a
-// body that is not application/json (415) or is larger than the cap (413).
+// body that is not application/json (415) or is larger than its route's
+// limit (413; only the answer route takes a body). A refused request's body
+// is never read. [NewServer] and [LimitListener] bound the time a client
+// may take and the connections open at once.
 // Answers are decoded strictly: unknown members and duplicate or
 // case-variant keys are 400. No response carries CORS headers.
 package httpapi

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // guard is the one gate in front of every request: Host, Origin,
@@ -17,18 +18,19 @@ type guard struct {
 	hosts    map[string]bool // allowed Host header values, lower case
 	tokenSum [32]byte        // sha256 of the token, so the compare is constant-time in its length too
 	noToken  bool            // no token configured: refuse everything
-	maxBody  int64
 }
 
 // ServeHTTP runs the checks in order and passes the request on only if all
-// pass; every refusal is a JSON error body.
+// pass; every refusal is a JSON error body. All of them look at the request
+// line and headers only: a refused request's body is never read, and its
+// connection is closed after the response.
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !g.hosts[strings.ToLower(r.Host)] {
-		writeError(w, http.StatusForbidden, "forbidden_host", "Host header is not this server's address (DNS rebinding protection)")
+		refuse(w, http.StatusForbidden, "forbidden_host", "Host header is not this server's address (DNS rebinding protection)")
 		return
 	}
 	if code, msg := g.checkOrigin(r); code != "" {
-		writeError(w, http.StatusForbidden, code, msg)
+		refuse(w, http.StatusForbidden, code, msg)
 		return
 	}
 	if serveHealth(w, r) { // healthz.go: no token, nothing but "ok"
@@ -40,21 +42,40 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !g.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="acpmux"`)
-		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token")
+		refuse(w, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token")
 		return
 	}
-	if hasBody(r) {
-		if !isJSON(r.Header.Values("Content-Type")) {
-			writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "the body must be application/json")
-			return
-		}
-		if r.ContentLength > g.maxBody {
-			writeError(w, http.StatusRequestEntityTooLarge, "body_too_large", "the body is larger than the limit")
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, g.maxBody)
+	markAuthenticated(r)
+	if hasBody(r) && !isJSON(r.Header.Values("Content-Type")) {
+		refuse(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "the body must be application/json")
+		return
 	}
 	g.next.ServeHTTP(w, r)
+}
+
+// refuse writes an error and closes the connection after it without
+// reading the body: net/http would otherwise read up to 256 KiB of an
+// unread body, at the client's pace, before closing. The expired read
+// deadline ends that read at once.
+func refuse(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Connection", "close")
+	writeError(w, status, code, msg)
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now()) // unsupported by httptest.ResponseRecorder
+}
+
+// limitBody serves h with a request body of at most max bytes (0: no
+// body at all). A larger declared Content-Length, or any body where none is
+// allowed, is 413 before h runs; a chunked body is cut at max bytes, and
+// reading past it fails with *http.MaxBytesError.
+func limitBody(max int64, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > max || (max == 0 && r.ContentLength < 0) {
+			refuse(w, http.StatusRequestEntityTooLarge, "body_too_large", "the body is larger than the limit of this route")
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, max)
+		h.ServeHTTP(w, r)
+	})
 }
 
 // checkOrigin refuses a present Origin that is not exactly this server's
@@ -134,9 +155,10 @@ func (g *guard) exchangeToken(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.Header().Set("Cache-Control", "no-store")
 	if r.Method != http.MethodGet || g.noToken || !g.tokenOK(r.URL.Query().Get("token")) {
-		writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong token")
+		refuse(w, http.StatusUnauthorized, "unauthorized", "missing or wrong token")
 		return
 	}
+	markAuthenticated(r)
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: r.URL.Query().Get("token"), Path: "/",
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 	http.Redirect(w, r, "/", http.StatusSeeOther)

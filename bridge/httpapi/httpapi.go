@@ -24,7 +24,10 @@ type Options struct {
 	// Token is the bearer token every request must carry. Empty refuses
 	// every request with 401.
 	Token string
-	// MaxBodyBytes caps a request body; 0 means DefaultMaxBodyBytes.
+	// MaxBodyBytes caps the body of POST
+	// /v1/sessions/{sessionId}/decisions/{decisionId}; 0 means
+	// DefaultMaxBodyBytes. Every other route, Routes included, takes no
+	// body (413).
 	MaxBodyBytes int64
 	// HostID names the API in decision journals and is the HostID of its
 	// Presenter; "" means DefaultHostID.
@@ -45,21 +48,23 @@ const (
 	DefaultHostID       = "http"
 )
 
-// route is one entry of the route table: a Go 1.22 ServeMux pattern and its
-// handler. Every route is reached only through the guard.
+// route is one entry of the route table: a Go 1.22 ServeMux pattern, its
+// handler, and whether it takes a body of up to Options.MaxBodyBytes
+// (otherwise none). Every route is reached only through the guard.
 type route struct {
 	pattern string
 	handle  func(s *server, w http.ResponseWriter, r *http.Request)
+	body    bool
 }
 
 // routes is the complete route table of the API.
 var routes = []route{
-	{"GET /v1/capabilities", (*server).capabilities},
-	{"GET /v1/sessions", (*server).sessions},
-	{"GET /v1/sessions/{sessionId}/decisions", (*server).listDecisions},
-	{"GET /v1/sessions/{sessionId}/decisions/{decisionId}", (*server).getDecision},
-	{"POST /v1/sessions/{sessionId}/decisions/{decisionId}", (*server).answer},
-	{"GET /v1/sessions/{sessionId}/plan-items", (*server).planItems}, // planitems.go
+	{"GET /v1/capabilities", (*server).capabilities, false},
+	{"GET /v1/sessions", (*server).sessions, false},
+	{"GET /v1/sessions/{sessionId}/decisions", (*server).listDecisions, false},
+	{"GET /v1/sessions/{sessionId}/decisions/{decisionId}", (*server).getDecision, false},
+	{"POST /v1/sessions/{sessionId}/decisions/{decisionId}", (*server).answer, true},
+	{"GET /v1/sessions/{sessionId}/plan-items", (*server).planItems, false}, // planitems.go
 }
 
 type server struct {
@@ -85,18 +90,22 @@ func New(b *confirm.Broker, opts Options) http.Handler {
 	}
 	mux := http.NewServeMux()
 	for _, rt := range routes {
-		mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) { rt.handle(s, w, r) })
+		var max int64
+		if rt.body {
+			max = opts.MaxBodyBytes
+		}
+		mux.Handle(rt.pattern, limitBody(max, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { rt.handle(s, w, r) })))
 	}
 	for pattern, h := range opts.Routes {
-		mux.Handle(pattern, h)
+		mux.Handle(pattern, limitBody(0, h))
 	}
 	if _, ok := opts.Routes["/"]; !ok {
-		mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		mux.Handle("/", limitBody(0, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusNotFound, "not_found", "no such route")
-		})
+		})))
 	}
 	return &guard{next: mux, hosts: allowedHosts(opts.Addr, opts.AllowedHosts),
-		tokenSum: sha256.Sum256([]byte(opts.Token)), noToken: opts.Token == "", maxBody: opts.MaxBodyBytes}
+		tokenSum: sha256.Sum256([]byte(opts.Token)), noToken: opts.Token == ""}
 }
 
 // Capabilities is the body of GET /v1/capabilities.

@@ -28,7 +28,7 @@ type gateFlags struct {
 func (f *gateFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.mode, "mode", "default", "gate mode every session starts in: plan or default")
 	fs.BoolVar(&f.lockMode, "lock-mode", false, "keep the gate where --mode put it: hosts and the agent cannot change it")
-	fs.StringVar(&f.policy, "policy", "", "policy rules file (TOML [[rule]] tables, see docs/policy.md); reloaded on SIGHUP")
+	fs.StringVar(&f.policy, "policy", "", "policy rules file (TOML [[rule]] tables, see docs/policy.md): a regular file of at most 1 MiB; reloaded on SIGHUP")
 	fs.IntVar(&f.breakerConsecutive, "breaker-consecutive", confirm.DefaultBreakerConsecutive, "consecutive denials in a session that cancel the prompt turn (0: off)")
 	fs.IntVar(&f.breakerWindowMax, "breaker-max", confirm.DefaultBreakerWindowMax, "denials within --breaker-window that cancel the prompt turn (0: off)")
 	fs.DurationVar(&f.breakerWindow, "breaker-window", confirm.DefaultBreakerWindow, "sliding window of --breaker-max")

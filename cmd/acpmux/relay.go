@@ -26,6 +26,8 @@ type relayFlags struct {
 	tokenFile       string
 	state           string
 	decisionTimeout time.Duration
+	maxConnections  int
+	maxOpen         int
 	gate            gateFlags // gate_flags.go
 }
 
@@ -35,6 +37,8 @@ func (f *relayFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow --listen on a non-loopback address (logs a warning; the token is still required)")
 	fs.StringVar(&f.tokenFile, "token-file", "", "bearer token file for --listen: read if it exists and is not empty, else a fresh 256-bit token is written there (mode 0600) (default $XDG_STATE_HOME/acpmux/token)")
 	fs.StringVar(&f.state, "state", "", "decision store: a SQLite file, or :memory: to keep nothing on disk (default $XDG_STATE_HOME/acpmux/state.db)")
+	fs.IntVar(&f.maxConnections, "max-connections", httpapi.DefaultMaxConnections, "at most N connections to --listen at once, WebSocket hosts included; at the cap the oldest connection that has not shown the token is closed, or a new one is refused")
+	fs.IntVar(&f.maxOpen, "max-open-decisions", confirm.DefaultMaxOpen, "at most N open permission decisions across all sessions (besides 512 per session); a request beyond fails closed with its reject option")
 	fs.DurationVar(&f.decisionTimeout, "decision-timeout", confirm.DefaultTimeout, "how long a permission request waits for an answer before it fails closed (at most 24h; 0 means the default)")
 	f.gate.register(fs)
 }
@@ -70,6 +74,12 @@ func (f *relayFlags) validate() error {
 	}
 	if f.maxLineBytes < 1024 {
 		return fmt.Errorf("--max-line-bytes %d: must be at least 1024", f.maxLineBytes)
+	}
+	if f.maxConnections < 1 {
+		return fmt.Errorf("--max-connections %d: must be at least 1", f.maxConnections)
+	}
+	if f.maxOpen < 1 {
+		return fmt.Errorf("--max-open-decisions %d: must be at least 1", f.maxOpen)
 	}
 	if f.queueLen < 1 {
 		return fmt.Errorf("--host-queue %d: must be at least 1", f.queueLen)
@@ -110,6 +120,7 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 	broker, err := confirm.NewBroker(gate.apply(confirm.Options{
 		Store:          store,
 		DefaultTimeout: f.decisionTimeout,
+		MaxOpen:        f.maxOpen,
 		Logger:         log,
 		Classify:       classifyCommand,
 		Revalidate: func(ctx context.Context, s confirm.Snapshot) error {
@@ -172,7 +183,7 @@ func (r *relay) listen(f *relayFlags, broker *confirm.Broker) error {
 	if remote {
 		r.log.Warn("the decisions API listens on a non-loopback address; anyone who can reach it and has the token can answer permission requests", "addr", ln.Addr().String())
 	}
-	r.ln = ln
+	r.ln = httpapi.LimitListener(ln, f.maxConnections, r.log)
 	routes := map[string]http.Handler{
 		"GET /acp": http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 			r.bridge.ServeWebSocket(w, req, f.queueLen)
@@ -180,14 +191,8 @@ func (r *relay) listen(f *relayFlags, broker *confirm.Broker) error {
 		"GET /{$}":     web.Index(),
 		"GET /static/": web.Static(),
 	}
-	r.server = &http.Server{
-		Handler: httpapi.New(broker, httpapi.Options{Addr: ln.Addr().String(), Token: token, Version: version,
-			Logger: r.log, Routes: routes}),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute, // idle keep-alive connections do not pile up
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(r.log.Handler(), slog.LevelWarn),
-	}
+	r.server = httpapi.NewServer(httpapi.New(broker, httpapi.Options{Addr: ln.Addr().String(), Token: token, Version: version,
+		Logger: r.log, Routes: routes}), r.log)
 	base := "http://" + ln.Addr().String()
 	r.log.Info("decisions API listening", "url", base, "acp", "ws://"+ln.Addr().String()+"/acp", "token_file", tokenFile)
 	fmt.Fprintf(r.stderr, "acpmux: approvals page: %s/?token=%s\n", base, token)

@@ -40,11 +40,18 @@ func startRelayProcess(t *testing.T, script string, flags ...string) *runningRel
 // agent (acpmux passes its environment on).
 func startRelayProcessEnv(t *testing.T, script string, env []string, flags ...string) *runningRelay {
 	t.Helper()
+	return startRelayProcessWrapped(t, nil, script, env, flags...)
+}
+
+// startRelayProcessWrapped is startRelayProcessEnv with acpmux started
+// through the command wrap (such as sh -c 'ulimit ...; exec "$@"').
+func startRelayProcessWrapped(t *testing.T, wrap []string, script string, env []string, flags ...string) *runningRelay {
+	t.Helper()
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")
 	args := append([]string{"run", "--listen", "127.0.0.1:0", "--token-file", tokenFile}, flags...)
-	args = append(args, "--", os.Args[0])
-	cmd := exec.Command("acpmux", args...)
+	args = append(append(append([]string{}, wrap...), "acpmux"), append(args, "--", os.Args[0])...)
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(append(os.Environ(), acptest.EnvScript+"="+script), env...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()

@@ -1,0 +1,169 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+)
+
+// DefaultMaxConnections is the default of --max-connections: far more than
+// one person's browser tabs, scripts and WebSocket hosts need, far fewer than
+// the file descriptors of a process.
+const DefaultMaxConnections = 128
+
+// LimitListener returns ln with at most max connections open at once
+// (max < 1 means DefaultMaxConnections), counting WebSocket connections
+// after their upgrade. A connection counts as unauthenticated until the
+// guard has seen the bearer token on one of its requests (this needs the
+// ConnContext of [NewServer]). When a new connection arrives at the cap,
+// the oldest unauthenticated connection is closed to make room, so a flood
+// of slow or idle clients without the token never locks out one that has
+// it; when every open connection is authenticated, the new one is accepted
+// and closed at once rather than queued. Unlike netutil.LimitListener it
+// never blocks Accept. log receives one line when the cap is first reached.
+// See docs/security.md, "Limits".
+func LimitListener(ln net.Listener, max int, log *slog.Logger) net.Listener {
+	if max < 1 {
+		max = DefaultMaxConnections
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &limitListener{Listener: ln, max: max, log: log}
+}
+
+type limitListener struct {
+	net.Listener
+	max int
+	log *slog.Logger
+
+	mu     sync.Mutex   // guards open, unauth, warned
+	open   int          // tracked connections
+	unauth []*limitConn // tracked unauthenticated connections, oldest first
+	warned bool         // the cap was logged
+}
+
+// Accept returns the next connection, closing the oldest unauthenticated
+// one when the cap is reached, or closing the new one when every open
+// connection is authenticated. Errors are those of the wrapped listener.
+func (l *limitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		lc := &limitConn{Conn: c, l: l}
+		victim, ok := l.admit(lc)
+		if victim != nil {
+			victim.Conn.Close()
+		}
+		if ok {
+			return lc, nil
+		}
+		c.Close()
+	}
+}
+
+// admit tracks lc if there is room, making room by untracking the oldest
+// unauthenticated connection, which the caller closes.
+func (l *limitListener) admit(lc *limitConn) (victim *limitConn, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.open >= l.max {
+		if !l.warned {
+			l.warned = true
+			l.log.Warn("httpapi: connection cap reached; closing the oldest connection without a token, or refusing new ones", "max_connections", l.max)
+		}
+		if len(l.unauth) == 0 {
+			return nil, false
+		}
+		victim = l.unauth[0]
+		l.untrackLocked(victim)
+	}
+	l.open++
+	lc.tracked = true
+	l.unauth = append(l.unauth, lc)
+	return victim, true
+}
+
+// untrackLocked forgets c; l.mu is held.
+func (l *limitListener) untrackLocked(c *limitConn) {
+	if !c.tracked {
+		return
+	}
+	c.tracked = false
+	l.open--
+	if !c.auth {
+		for i, u := range l.unauth {
+			if u == c {
+				l.unauth = append(l.unauth[:i], l.unauth[i+1:]...)
+				break
+			}
+		}
+	}
+}
+
+// limitConn is one tracked connection; its fields are guarded by l.mu.
+type limitConn struct {
+	net.Conn
+	l       *limitListener
+	tracked bool // counted in l.open
+	auth    bool // the guard saw the token on this connection
+	once    sync.Once
+}
+
+// Close closes the connection and frees its place.
+func (c *limitConn) Close() error {
+	c.once.Do(func() {
+		c.l.mu.Lock()
+		c.l.untrackLocked(c)
+		c.l.mu.Unlock()
+	})
+	return c.Conn.Close()
+}
+
+// authenticate marks c as carrying the token: it is no longer closed to
+// make room for new connections.
+func (c *limitConn) authenticate() {
+	l := c.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c.auth || !c.tracked {
+		c.auth = true
+		return
+	}
+	for i, u := range l.unauth {
+		if u == c {
+			l.unauth = append(l.unauth[:i], l.unauth[i+1:]...)
+			break
+		}
+	}
+	c.auth = true
+}
+
+type connKey struct{}
+
+// connContext is the http.Server ConnContext that lets the guard find the
+// connection of a request.
+func connContext(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, c)
+}
+
+// markAuthenticated tells the connection limiter that the connection of r
+// carried the token.
+func markAuthenticated(r *http.Request) {
+	if c, ok := r.Context().Value(connKey{}).(*limitConn); ok {
+		c.authenticate()
+	}
+}
+
+// CloseWrite half-closes a TCP connection, as net/http does before it
+// closes one whose request body it did not read.
+func (c *limitConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
