@@ -111,3 +111,14 @@ func deleteMeta(v any, inMeta bool) {
 		}
 	}
 }
+
+func TestMemberSpansFindsEveryDuplicate(t *testing.T) {
+	obj := []byte(`{"protocolVersion":2,"x":{"protocolVersion":9},"\u0070rotocolVersion" : 3 }`)
+	var got []string
+	for _, s := range acp.MemberSpans(obj, "protocolVersion") {
+		got = append(got, string(s.Bytes(obj)))
+	}
+	if want := []string{"2", "3"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -126,6 +126,7 @@ func (b *Bridge) agentResponse(msg []byte, env acp.Envelope) {
 	case acp.MethodInitialize:
 		b.init.pending = false
 		if result != nil {
+			defer b.checkAgentVersion(result)
 			b.init.result = append([]byte(nil), result...)
 		}
 		waiters, b.init.waiters = b.init.waiters, nil

@@ -168,6 +168,13 @@ func (b *Bridge) hostRequest(h *Host, msg []byte, env acp.Envelope) {
 			}
 		}
 	}
+	if env.Method == acp.MethodInitialize {
+		asked := acp.MemberBytes(params, "protocolVersion")
+		var changed bool
+		if msg, env, changed = initializeV1(msg, env); changed {
+			b.log.Info("host asked for another ACP protocol version; asking the agent for v1", "host", h.ID, "asked", truncate(asked, 32))
+		}
+	}
 	if !b.toAgent(acp.WithID(msg, env.ID, bid)) {
 		b.completeCall(bkey)
 		b.replyError(h, origID, acp.ErrAgentExited)
