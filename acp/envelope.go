@@ -48,6 +48,8 @@ type Envelope struct {
 	Params Span
 	Result Span
 	Error  Span
+	// JSONRPC is the raw value of the jsonrpc member (see CheckVersion).
+	JSONRPC Span
 }
 
 // ErrNotJSON reports a line that is not one valid JSON value. The bridge
@@ -72,7 +74,7 @@ func Parse(line []byte) (Envelope, error) {
 		return env, fmt.Errorf("%w: message is not an object", ErrInvalidRequest)
 	}
 	i = skipSpace(line, i+1)
-	var method, jsonrpc Span
+	var method Span
 	for line[i] != '}' {
 		kEnd := skipString(line, i)
 		key := line[i+1 : kEnd-1]
@@ -98,7 +100,7 @@ func Parse(line []byte) (Envelope, error) {
 		case "error":
 			dst = &env.Error
 		case "jsonrpc":
-			dst = &jsonrpc
+			dst = &env.JSONRPC
 		}
 		if dst != nil {
 			if dst.Present() {
@@ -149,6 +151,21 @@ func (env *Envelope) classify(line []byte, method Span) error {
 		return fmt.Errorf("%w: response must have exactly one of result and error", ErrInvalidRequest)
 	}
 	env.Kind = KindResponse
+	return nil
+}
+
+// CheckVersion returns nil when the jsonrpc member of the message line
+// (the one env was parsed from) is the JSON string "2.0", and an error
+// wrapping ErrInvalidRequest when it is missing or anything else
+// (JSON-RPC 2.0 §4: "MUST be exactly \"2.0\""). Parse does not check it, so
+// that the bridge can be strict with hosts and lenient with agents.
+func (env Envelope) CheckVersion(line []byte) error {
+	if !env.JSONRPC.Present() {
+		return fmt.Errorf("%w: jsonrpc member missing", ErrInvalidRequest)
+	}
+	if v, ok := StringValue(env.JSONRPC.Bytes(line)); !ok || v != "2.0" {
+		return fmt.Errorf("%w: jsonrpc must be the string \"2.0\"", ErrInvalidRequest)
+	}
 	return nil
 }
 

@@ -182,3 +182,32 @@ func dupScan(v []byte, i int) (int, string) {
 	}
 	return skipValue(v, i), ""
 }
+
+// MemberSpans returns the spans (relative to obj) of the values of every
+// member called name of the JSON object obj, in order, escaped names
+// included: with duplicates, peers disagree on which one counts, so an edit
+// must change them all. It returns nil when obj is not an object or has no
+// such member.
+func MemberSpans(obj []byte, name string) []Span {
+	var out []Span
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return nil
+	}
+	i = skipSpace(obj, i+1)
+	for i < len(obj) && obj[i] == '"' {
+		kEnd := skipString(obj, i)
+		match := memberName(obj[i:kEnd]) == name
+		i = skipSpace(obj, kEnd)
+		i = skipSpace(obj, i+1)
+		vEnd := skipValue(obj, i)
+		if match {
+			out = append(out, Span{i, vEnd})
+		}
+		i = skipSpace(obj, vEnd)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+	return out
+}

@@ -51,6 +51,10 @@ type Bridge struct {
 	// for input (awaitStdout tells a stuck pipe from a busy reader).
 	reads  atomic.Int64
 	inRead atomic.Bool
+	// reservedLogged and metaLogged record what the agent reader already
+	// logged of the agent's use of acpmux's namespace (reader only).
+	reservedLogged map[string]bool
+	metaLogged     bool
 
 	mu      sync.Mutex // guards the fields below
 	hosts   []*Host

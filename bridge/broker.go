@@ -134,6 +134,11 @@ func (r *BrokerRouter) HostLeft(h *Host, decision string) {
 	r.br.Abstain(decision, h.ID, "host disconnected")
 }
 
+// HostAbstained implements PermissionRouter.
+func (r *BrokerRouter) HostAbstained(h *Host, decision, reason string) {
+	r.br.Abstain(decision, h.ID, reason)
+}
+
 // CancelSession implements PermissionRouter.
 func (r *BrokerRouter) CancelSession(sid, reason string) { r.br.CancelSession(sid, reason) }
 

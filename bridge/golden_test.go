@@ -164,6 +164,9 @@ func TestGoldenSessions(t *testing.T) {
 			if v := strings.TrimSpace(sec["max-line-bytes"]); v != "" {
 				opts.MaxLineBytes, _ = strconv.Atoi(v)
 			}
+			if v := strings.TrimSpace(sec["replay-max-bytes"]); v != "" {
+				opts.ReplayMaxBytes, _ = strconv.Atoi(v)
+			}
 			got := runScripted(t, sec["agent"], sec["host"], opts)
 			if *update {
 				writeGolden(t, file, ar, got)

@@ -22,6 +22,10 @@ type PermissionRouter interface {
 	HostAnswered(h *Host, decision string, result, errObj []byte)
 	// HostLeft reports that h disconnected while decision was presented to it.
 	HostLeft(h *Host, decision string)
+	// HostAbstained reports that h's response to its copy of decision was
+	// not a valid JSON-RPC response (reason says why): not an answer, h
+	// abstains and the decision stays open for the other hosts.
+	HostAbstained(h *Host, decision, reason string)
 	// CancelSession closes every open decision of session sid as cancelled.
 	CancelSession(sid, reason string)
 	// CancelRequest closes the decision for the agent request agentKey
@@ -119,6 +123,7 @@ func (noRouter) Ask(context.Context, PermissionRequest) (json.RawMessage, error)
 }
 func (noRouter) HostAnswered(*Host, string, []byte, []byte) {}
 func (noRouter) HostLeft(*Host, string)                     {}
+func (noRouter) HostAbstained(*Host, string, string)        {}
 func (noRouter) CancelSession(string, string)               {}
 func (noRouter) CancelRequest(string) bool                  { return false }
 func (noRouter) ToolCallUpdate(string, []byte)              {}

@@ -2,6 +2,9 @@ package bridge
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
 
 	"github.com/acpmux/acpmux/acp"
 )
@@ -20,8 +23,9 @@ const replayBlock = 64 << 10
 // still JSON-escaped text to fixed-size blocks, so a turn of 200,000 chunks
 // is one entry and costs O(1) per chunk with no copying of what came
 // before. Any other notification is kept byte-for-byte. Over its byte
-// budget the log drops its oldest entries, and a single run too long for
-// the budget drops its oldest text blocks.
+// budget the log drops its oldest entries, a single run too long for the
+// budget drops its oldest text blocks, and a single notification (or chunk)
+// larger than the budget is kept as a short marker (omittedMarker).
 type replayLog struct {
 	entries []replayEntry
 	head    int // index of the oldest kept entry
@@ -84,7 +88,7 @@ func (l *replayLog) append(msg, params, update []byte) {
 // sessionId, plain reports that params hold nothing but sessionId and
 // update.
 func (l *replayLog) appendParsed(msg, sid, update []byte, plain bool) {
-	if kind, mid, text, ok := chunkOf(update, plain); ok {
+	if kind, mid, text, ok := chunkOf(update, plain); ok && len(text)+chunkOverhead <= l.max {
 		if last := l.last(); last != nil && last.chunk != nil && last.chunk.kind == string(kind) &&
 			bytes.Equal(last.chunk.messageID, mid) && bytes.Equal(last.chunk.session, sid) {
 			last.chunk.add(text)
@@ -93,13 +97,41 @@ func (l *replayLog) appendParsed(msg, sid, update []byte, plain bool) {
 			run := &chunkRun{session: sid, kind: string(kind), messageID: mid}
 			run.add(text)
 			l.entries = append(l.entries, replayEntry{chunk: run})
-			l.bytes += len(text) + 128
+			l.bytes += len(text) + chunkOverhead
 		}
 	} else {
+		if len(msg) > l.max {
+			msg = omittedMarker(sid, update, len(msg), l.max)
+		}
 		l.entries = append(l.entries, replayEntry{raw: msg})
 		l.bytes += len(msg)
 	}
 	l.evict()
+}
+
+// chunkOverhead is what a chunk run costs the budget besides its text.
+const chunkOverhead = 128
+
+// omittedMarker is what the replay log keeps instead of a notification of
+// size bytes, more than the log's budget max: a valid session/update of the
+// same session, an agent_message_chunk whose text says what was left out,
+// with _meta.acpmux.replayOmitted {sessionUpdate, bytes} for hosts that
+// read it (the agent cannot forge it: acpmux removes the agent's
+// _meta.acpmux). The live notification itself reaches every host in full.
+// See docs/protocol.md.
+func omittedMarker(sid, update []byte, size, max int) []byte {
+	kind, ok := acp.StringValue(acp.MemberBytes(update, "sessionUpdate"))
+	if !ok || len(kind) > 64 {
+		kind = "unknown"
+	}
+	k, _ := json.Marshal(kind)
+	text, _ := json.Marshal(fmt.Sprintf("[acpmux: a session/update (%s) of %d bytes is not replayed: it is larger than the replay budget of %d bytes]", kind, size, max))
+	if sid == nil {
+		sid = []byte("null")
+	}
+	return []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":` + string(sid) +
+		`,"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":` + string(text) +
+		`},"_meta":{"acpmux":{"replayOmitted":{"sessionUpdate":` + string(k) + `,"bytes":` + strconv.Itoa(size) + `}}}}}}`)
 }
 
 // chunkOf reports whether a notification whose params are plain (nothing
@@ -150,7 +182,7 @@ func (l *replayLog) evict() {
 	for l.bytes > l.max && len(l.entries)-l.head > 1 {
 		e := l.entries[l.head]
 		if e.chunk != nil {
-			l.bytes -= e.chunk.size + 128
+			l.bytes -= e.chunk.size + chunkOverhead
 		} else {
 			l.bytes -= len(e.raw)
 		}

@@ -60,3 +60,57 @@ func TestReplayBoundedByBytes(t *testing.T) {
 		t.Error("the newest text was dropped")
 	}
 }
+
+// TestReplayEntryOverBudgetBecomesMarker: a single notification or chunk
+// larger than the budget is not kept; the log holds a short, valid
+// session/update marker saying what was left out, and stays within budget.
+func TestReplayEntryOverBudgetBecomesMarker(t *testing.T) {
+	big := strings.Repeat("x", 4096)
+	for name, msg := range map[string][]byte{
+		"chunk":     chunkMsg(big),
+		"tool_call": []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"c","title":"` + big + `"}}}`),
+	} {
+		t.Run(name, func(t *testing.T) {
+			const budget = 1024
+			l := newReplayLog(budget)
+			appendMsg(l, chunkMsg("before"))
+			appendMsg(l, msg)
+			msgs := l.messages()
+			total := 0
+			for _, m := range msgs {
+				total += len(m)
+			}
+			if total > budget || len(msgs) != 2 {
+				t.Fatalf("replay holds %d messages, %d bytes; budget %d", len(msgs), total, budget)
+			}
+			var m struct {
+				Method string
+				Params struct {
+					SessionID string
+					Update    struct {
+						SessionUpdate string
+						Content       struct{ Type, Text string }
+						Meta          struct {
+							Acpmux struct {
+								ReplayOmitted struct {
+									SessionUpdate string
+									Bytes         int
+								}
+							}
+						} `json:"_meta"`
+					}
+				}
+			}
+			if err := json.Unmarshal(msgs[1], &m); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]string{"chunk": "agent_message_chunk", "tool_call": "tool_call"}[name]
+			om := m.Params.Update.Meta.Acpmux.ReplayOmitted
+			if m.Method != "session/update" || m.Params.SessionID != "s" || m.Params.Update.SessionUpdate != "agent_message_chunk" ||
+				m.Params.Update.Content.Type != "text" || !strings.Contains(m.Params.Update.Content.Text, "not replayed") ||
+				om.SessionUpdate != want || om.Bytes != len(msg) {
+				t.Errorf("marker %s", msgs[1])
+			}
+		})
+	}
+}

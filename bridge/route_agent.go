@@ -88,6 +88,10 @@ func (b *Bridge) fromAgent(msg []byte) {
 		b.log.Warn("agent wrote an invalid JSON-RPC message; not forwarded", "err", err, "line", truncate(msg, 200))
 		return
 	}
+	if env.Kind != acp.KindResponse && isReserved(env.Method) {
+		b.agentReserved(msg, env)
+		return
+	}
 	if env.Kind != acp.KindNotification {
 		// Anything that reaches a host another way (a response, a request
 		// handed to another goroutine) must come after the notifications
@@ -122,6 +126,7 @@ func (b *Bridge) agentResponse(msg []byte, env acp.Envelope) {
 	case acp.MethodInitialize:
 		b.init.pending = false
 		if result != nil {
+			defer b.checkAgentVersion(result)
 			b.init.result = append([]byte(nil), result...)
 		}
 		waiters, b.init.waiters = b.init.waiters, nil
@@ -154,6 +159,10 @@ func (b *Bridge) agentNotification(msg []byte, env acp.Envelope) {
 	if env.Method == acp.MethodCancelRequest {
 		b.agentCancel(params)
 		return
+	}
+	if env.Method == acp.MethodSessionUpdate {
+		msg, env = b.stripAgentMeta(msg, env)
+		params = env.Params.Bytes(msg)
 	}
 	var p [2]acp.Span
 	_, others := acp.Members(params, paramsMembers, p[:])

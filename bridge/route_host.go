@@ -37,12 +37,15 @@ func (b *Bridge) fromHost(h *Host, msg []byte) {
 		return
 	}
 	env, err := acp.Parse(msg)
-	switch {
-	case errors.Is(err, acp.ErrNotJSON):
+	if errors.Is(err, acp.ErrNotJSON) {
 		b.replyError(h, nil, fmt.Errorf("%w: host message is not JSON", acp.ErrParse))
 		return
-	case err != nil:
-		b.replyError(h, env.ID.Bytes(msg), err)
+	}
+	if err == nil {
+		err = env.CheckVersion(msg)
+	}
+	if err != nil {
+		b.invalidHostMessage(h, msg, err)
 		return
 	}
 	switch env.Kind {
@@ -56,8 +59,9 @@ func (b *Bridge) fromHost(h *Host, msg []byte) {
 }
 
 // hostBatch answers a JSON-RPC batch: ACP does not use batches, so every
-// element that is not a notification gets -32600 with a null id, and an
-// empty batch gets one -32600 (JSON-RPC 2.0 §6).
+// element that is a request (or not an object) gets -32600 with a null id,
+// notifications and responses are dropped, and an empty batch gets one
+// -32600 (JSON-RPC 2.0 §6).
 func (b *Bridge) hostBatch(h *Host, msg []byte) {
 	var elems []json.RawMessage
 	if err := json.Unmarshal(msg, &elems); err != nil {
@@ -70,11 +74,14 @@ func (b *Bridge) hostBatch(h *Host, msg []byte) {
 		return
 	}
 	for _, e := range elems {
-		if env, err := acp.Parse(e); err == nil && env.Kind == acp.KindNotification {
-			b.log.Warn("host sent a notification inside a batch; dropped", "host", h.ID, "method", env.Method)
-			continue
+		switch hostIntent(e) {
+		case acp.KindNotification:
+			b.log.Warn("host sent a notification inside a batch; dropped", "host", h.ID, "method", acp.MemberString(e, "method"))
+		case acp.KindResponse:
+			b.log.Warn("host sent a response inside a batch; dropped", "host", h.ID, "id", truncate(acp.MemberBytes(e, "id"), 64))
+		default:
+			b.replyError(h, nil, errNoBatch)
 		}
-		b.replyError(h, nil, errNoBatch)
 	}
 }
 
@@ -161,6 +168,13 @@ func (b *Bridge) hostRequest(h *Host, msg []byte, env acp.Envelope) {
 			}
 		}
 	}
+	if env.Method == acp.MethodInitialize {
+		asked := acp.MemberBytes(params, "protocolVersion")
+		var changed bool
+		if msg, env, changed = initializeV1(msg, env); changed {
+			b.log.Info("host asked for another ACP protocol version; asking the agent for v1", "host", h.ID, "asked", truncate(asked, 32))
+		}
+	}
 	if !b.toAgent(acp.WithID(msg, env.ID, bid)) {
 		b.completeCall(bkey)
 		b.replyError(h, origID, acp.ErrAgentExited)
@@ -207,6 +221,80 @@ func (b *Bridge) translateHostCancel(h *Host, msg []byte, env acp.Envelope) []by
 	}
 	abs := acp.Span{Start: env.Params.Start + rid.Start, End: env.Params.Start + rid.End}
 	return acp.WithID(msg, abs, []byte(bkey[1:]))
+}
+
+// invalidHostMessage handles a host message that is JSON but not valid
+// JSON-RPC 2.0 (err says why, a missing or wrong jsonrpc member included).
+// Only requests get responses: a request gets -32600 (with its id when the
+// id is a string, number or null, else null), a notification is dropped,
+// and a response is never answered: it counts as the host abstaining from
+// the request it names (invalidHostResponse). Anything that is not an
+// object gets -32600 with a null id (JSON-RPC 2.0 §5).
+func (b *Bridge) invalidHostMessage(h *Host, msg []byte, err error) {
+	b.stats.dropped.Add(1)
+	switch hostIntent(msg) {
+	case acp.KindRequest:
+		id := acp.MemberBytes(msg, "id")
+		switch id[0] {
+		case '"', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		default:
+			id = nil
+		}
+		b.log.Warn("host sent an invalid request; answered with -32600", "host", h.ID, "err", err)
+		b.replyError(h, id, err)
+	case acp.KindNotification:
+		b.log.Warn("host sent an invalid notification; dropped", "host", h.ID, "err", err)
+	case acp.KindResponse:
+		b.invalidHostResponse(h, msg, err)
+	default:
+		b.replyError(h, nil, err)
+	}
+}
+
+// hostIntent tells what a host message that is JSON was meant to be: an
+// object with a method member is a request (with an id member) or a
+// notification, any other object a response; 0 for a non-object.
+func hostIntent(msg []byte) acp.Kind {
+	var p [2]acp.Span
+	if isObj, _ := acp.Members(msg, intentMembers, p[:]); !isObj {
+		return 0
+	}
+	switch {
+	case p[0].Present() && p[1].Present():
+		return acp.KindRequest
+	case p[0].Present():
+		return acp.KindNotification
+	}
+	return acp.KindResponse
+}
+
+var intentMembers = []string{"method", "id"}
+
+// invalidHostResponse handles an invalid response from a host: it is not
+// an answer. When it names a request acpmux sent the host, the host
+// abstains from it: a permission request stays open for the other hosts;
+// any other agent request is answered to the agent with -32093 (the host
+// that was to serve it did not). Nothing goes back to the host.
+func (b *Bridge) invalidHostResponse(h *Host, msg []byte, err error) {
+	rawID := acp.MemberBytes(msg, "id")
+	var oc *outCall
+	if rawID != nil {
+		key := acp.IDKey(rawID)
+		h.mu.Lock()
+		oc = h.outgoing[key]
+		delete(h.outgoing, key)
+		h.mu.Unlock()
+	}
+	if oc == nil {
+		b.log.Warn("host sent an invalid response to no request in flight; dropped", "host", h.ID, "id", truncate(rawID, 64), "err", err)
+		return
+	}
+	b.log.Warn("host sent an invalid response; it counts as the host abstaining", "host", h.ID, "method", oc.method, "id", truncate(rawID, 64), "err", err)
+	if oc.decision != "" {
+		b.permissions().HostAbstained(h, oc.decision, "invalid response: "+err.Error())
+		return
+	}
+	b.replyAgentError(oc.agentID, fmt.Errorf("%w: host %s sent an invalid response to %s", acp.ErrNoHost, h.ID, oc.method))
 }
 
 // hostResponse routes a host's response to an agent request.

@@ -1,0 +1,56 @@
+package bridge
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/acpmux/acpmux/acp"
+)
+
+// ReservedPrefix is acpmux's own method namespace. Only acpmux sends
+// methods under it (MethodPermissionResolved, MethodTurnCancelled, ...); a
+// message from the agent with such a method is never forwarded or acted
+// on, and an agent request under it gets -32601 (method not found). See
+// docs/protocol.md.
+const ReservedPrefix = "_acpmux/"
+
+// maxLoggedReserved bounds the set of reserved methods logged once each, so
+// an agent inventing names cannot grow it.
+const maxLoggedReserved = 64
+
+// agentReserved drops a message of the agent's in acpmux's own namespace,
+// answering a request with -32601 so the agent does not wait for it.
+func (b *Bridge) agentReserved(msg []byte, env acp.Envelope) {
+	b.stats.dropped.Add(1)
+	if b.reservedLogged == nil {
+		b.reservedLogged = map[string]bool{}
+	}
+	if !b.reservedLogged[env.Method] && len(b.reservedLogged) < maxLoggedReserved {
+		b.reservedLogged[env.Method] = true
+		b.log.Warn("agent sent a message in acpmux's own _acpmux/ namespace; dropped (logged once per method)", "method", env.Method, "kind", env.Kind)
+	}
+	if env.Kind == acp.KindRequest {
+		b.toAgent(errorMessage(env.ID.Bytes(msg), fmt.Errorf("%w: %s is reserved for acpmux", acp.ErrMethodNotFound, env.Method)))
+	}
+}
+
+// isReserved reports whether method is in acpmux's own namespace.
+func isReserved(method string) bool { return strings.HasPrefix(method, ReservedPrefix) }
+
+// stripAgentMeta removes every "acpmux" member of a "_meta" object from the
+// params of the agent's session/update (only acpmux writes _meta.acpmux),
+// cutting just those bytes; msg comes back unchanged when there is none.
+func (b *Bridge) stripAgentMeta(msg []byte, env acp.Envelope) ([]byte, acp.Envelope) {
+	params := env.Params.Bytes(msg)
+	stripped, n := acp.DeleteMetaMembers(params, "acpmux")
+	if n == 0 {
+		return msg, env
+	}
+	if !b.metaLogged {
+		b.metaLogged = true
+		b.log.Warn("agent put _meta.acpmux in a session/update; removed before forwarding (logged once)", "members", n)
+	}
+	out := acp.WithID(msg, env.Params, stripped)
+	env.Params.End = env.Params.Start + len(stripped)
+	return out, env
+}
