@@ -3,6 +3,7 @@ package acp_test
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/acpmux/acpmux/acp"
@@ -160,6 +161,30 @@ func TestDuplicateKey(t *testing.T) {
 	} {
 		if got := acp.DuplicateKey([]byte(tc.v)); got != tc.want {
 			t.Errorf("DuplicateKey(%s) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}
+
+// TestDeepNestingIsRefusedNotACrash: a line nested millions of levels
+// deep (a few megabytes of '[') is not JSON to the bridge, instead of
+// overflowing the validator's stack and ending the process; the limit is
+// encoding/json's.
+func TestDeepNestingIsRefusedNotACrash(t *testing.T) {
+	for _, tc := range []struct {
+		depth int
+		want  bool
+	}{{acp.MaxDepth, true}, {acp.MaxDepth + 1, false}, {20_000_000, false}} {
+		b := []byte(strings.Repeat("[", tc.depth) + strings.Repeat("]", tc.depth))
+		if got := acp.Valid(b); got != tc.want {
+			t.Errorf("depth %d: valid = %v, want %v", tc.depth, got, tc.want)
+		}
+		if tc.depth < 1_000_000 && json.Valid(b) != tc.want {
+			t.Errorf("depth %d: encoding/json.Valid disagrees", tc.depth)
+		}
+		// Inside a message the params add one level.
+		obj := []byte(`{"jsonrpc":"2.0","id":1,"method":"x","params":` + string(b[1:len(b)-1]) + `}`)
+		if _, err := acp.Parse(obj); tc.want == (err != nil) {
+			t.Errorf("depth %d: Parse error %v", tc.depth, err)
 		}
 	}
 }
