@@ -18,6 +18,11 @@ const (
 	MethodSessionUpdate     = "session/update" // agent → client notification
 	MethodRequestPermission = "session/request_permission"
 
+	// Agent → client elicitation (ACP "Elicitation"): a request and the
+	// notification that ends a URL-mode elicitation.
+	MethodElicitationCreate   = "elicitation/create"
+	MethodElicitationComplete = "elicitation/complete" // notification
+
 	// Agent → client requests bound to the machine of one host.
 	PrefixFS       = "fs/"
 	PrefixTerminal = "terminal/"
