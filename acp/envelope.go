@@ -181,9 +181,11 @@ func (env *Envelope) classify(line []byte, method Span) error {
 		}
 		m := line[method.Start+1 : method.End-1]
 		if bytes.IndexByte(m, '\\') >= 0 {
-			_ = json.Unmarshal(line[method.Start:method.End], &env.Method)
+			var m string // a local: a pointer into env would move env to the heap
+			_ = json.Unmarshal(line[method.Start:method.End], &m)
+			env.Method = m
 		} else {
-			env.Method = string(m)
+			env.Method = methodName(m)
 		}
 		env.Kind = KindNotification
 		if env.ID.Present() {
@@ -199,6 +201,24 @@ func (env *Envelope) classify(line []byte, method Span) error {
 	}
 	env.Kind = KindResponse
 	return nil
+}
+
+// methodName returns m as a string, without allocating for the methods
+// that stream (a constant is returned for them).
+func methodName(m []byte) string {
+	switch string(m) {
+	case MethodSessionUpdate:
+		return MethodSessionUpdate
+	case MethodRequestPermission:
+		return MethodRequestPermission
+	case MethodCancelRequest:
+		return MethodCancelRequest
+	case MethodSessionPrompt:
+		return MethodSessionPrompt
+	case MethodSessionCancel:
+		return MethodSessionCancel
+	}
+	return string(m)
 }
 
 // Bytes returns the bytes of s in line, or nil when s is absent.
