@@ -118,7 +118,8 @@ func (l *replayLog) appendUpdate(msg []byte, u *acp.UpdateSpans) {
 		l.appendChunk(sid, kind, u.MessageID.Bytes(msg), text)
 		return
 	}
-	l.entries = append(l.entries, replayEntry{raw: msg})
+	// A copy: msg may share its block with many other messages.
+	l.entries = append(l.entries, replayEntry{raw: bytes.Clone(msg)})
 	l.bytes += len(msg)
 	l.evict()
 }
