@@ -138,7 +138,7 @@ func main() {
 	t.add("added latency p99, acpmux minus bytecopy", fmt.Sprintf("%.0f µs", added), "under 100 µs", verdict(added < 100))
 
 	// 3. Fan-out to WebSocket hosts.
-	for _, fc := range []struct{ hosts, n int }{{1, 200000}, {8, 50000}, {64, 5000}} {
+	for _, fc := range []struct{ hosts, n int }{{1, 200000}, {8, 200000}, {64, 20000}} {
 		var bs, as []float64
 		for r := 0; r < rounds; r++ {
 			bs = append(bs, run(b("fanhost"), "-hosts", fmt.Sprint(fc.hosts), "-n", fmt.Sprint(fc.n), b("broadcaster"), "--", agent, "-n", fmt.Sprint(fc.n))["seconds"])
