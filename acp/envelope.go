@@ -2,9 +2,11 @@ package acp
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"strconv"
 )
 
@@ -50,6 +52,8 @@ type Envelope struct {
 	Error  Span
 	// JSONRPC is the raw value of the jsonrpc member (see CheckVersion).
 	JSONRPC Span
+	// Update locates params' session/update parts (see UpdateSpans).
+	Update UpdateSpans
 }
 
 // ErrNotJSON reports a line that is not one valid JSON value. The bridge
@@ -66,53 +70,99 @@ var ErrNotJSON = errors.New("not a JSON value")
 // Safe for concurrent use; allocates only for escaped member names.
 func Parse(line []byte) (Envelope, error) {
 	var env Envelope
-	if !valid(line) {
-		return env, ErrNotJSON
-	}
 	i := skipSpace(line, 0)
-	if line[i] != '{' {
+	if i >= len(line) || line[i] != '{' {
+		if !valid(line) {
+			return env, ErrNotJSON
+		}
 		return env, fmt.Errorf("%w: message is not an object", ErrInvalidRequest)
 	}
+	// One pass validates the line and locates the envelope members.
+	var method, jsonrpc Span
+	var dup []byte
+	var spans [7]Span
+	var others [3]bool
 	i = skipSpace(line, i+1)
-	var method Span
-	for line[i] != '}' {
-		kEnd := skipString(line, i)
-		key := line[i+1 : kEnd-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			var s string
-			_ = json.Unmarshal(line[i:kEnd], &s) // valid: checked first
-			key = []byte(s)
-		}
-		i = skipSpace(line, kEnd)
-		i = skipSpace(line, i+1) // ':'
-		vEnd := skipValue(line, i)
-		v := Span{i, vEnd}
-		var dst *Span
-		switch string(key) {
-		case "id":
-			dst = &env.ID
-		case "method":
-			dst = &method
-		case "params":
-			dst = &env.Params
-		case "result":
-			dst = &env.Result
-		case "error":
-			dst = &env.Error
-		case "jsonrpc":
-			dst = &env.JSONRPC
-		}
-		if dst != nil {
-			if dst.Present() {
-				return env, fmt.Errorf("%w: duplicate member %q", ErrInvalidRequest, key)
+	if i < len(line) && line[i] == '}' {
+		i++
+	} else {
+		for {
+			if i >= len(line) || line[i] != '"' {
+				return env, ErrNotJSON
 			}
-			*dst = v
-		}
-		i = skipSpace(line, vEnd)
-		if line[i] == ',' {
+			kEnd := scanString(line, i)
+			if kEnd < 0 {
+				return env, ErrNotJSON
+			}
+			key := line[i+1 : kEnd-1]
+			if bytes.IndexByte(key, '\\') >= 0 {
+				var s string
+				_ = json.Unmarshal(line[i:kEnd], &s) // valid: scanned
+				key = []byte(s)
+			}
+			i = skipSpace(line, kEnd)
+			if i >= len(line) || line[i] != ':' {
+				return env, ErrNotJSON
+			}
+			i = skipSpace(line, i+1)
+			var vEnd int
+			if string(key) == "params" && !env.Params.Present() {
+				vEnd = scanShaped(line, i, 1, paramsShape, &spans, &others)
+			} else {
+				vEnd = scanValue(line, i, 1)
+			}
+			if vEnd < 0 {
+				return env, ErrNotJSON
+			}
+			var dst *Span
+			switch string(key) {
+			case "id":
+				dst = &env.ID
+			case "method":
+				dst = &method
+			case "params":
+				dst = &env.Params
+			case "result":
+				dst = &env.Result
+			case "error":
+				dst = &env.Error
+			case "jsonrpc":
+				dst = &jsonrpc
+			}
+			if dst != nil {
+				if dst.Present() && dup == nil {
+					dup = key
+				}
+				*dst = Span{i, vEnd}
+			}
+			i = skipSpace(line, vEnd)
+			if i >= len(line) {
+				return env, ErrNotJSON
+			}
+			if line[i] == '}' {
+				i++
+				break
+			}
+			if line[i] != ',' {
+				return env, ErrNotJSON
+			}
 			i = skipSpace(line, i+1)
 		}
 	}
+	if skipSpace(line, i) != len(line) {
+		return env, ErrNotJSON
+	}
+	if dup != nil {
+		return Envelope{}, fmt.Errorf("%w: duplicate member %q", ErrInvalidRequest, dup)
+	}
+	if env.Params.Present() && line[env.Params.Start] == '{' {
+		env.Update = UpdateSpans{
+			SessionID: spans[0], Update: spans[1], ParamsOther: others[0],
+			Kind: spans[2], Content: spans[3], MessageID: spans[4], UpdateOther: others[1],
+			ContentType: spans[5], Text: spans[6], ContentOther: others[2],
+		}
+	}
+	env.JSONRPC = jsonrpc
 	return env, env.classify(line, method)
 }
 
@@ -134,9 +184,11 @@ func (env *Envelope) classify(line []byte, method Span) error {
 		}
 		m := line[method.Start+1 : method.End-1]
 		if bytes.IndexByte(m, '\\') >= 0 {
-			_ = json.Unmarshal(line[method.Start:method.End], &env.Method)
+			var m string // a local: a pointer into env would move env to the heap
+			_ = json.Unmarshal(line[method.Start:method.End], &m)
+			env.Method = m
 		} else {
-			env.Method = string(m)
+			env.Method = methodName(m)
 		}
 		env.Kind = KindNotification
 		if env.ID.Present() {
@@ -167,6 +219,24 @@ func (env Envelope) CheckVersion(line []byte) error {
 		return fmt.Errorf("%w: jsonrpc must be the string \"2.0\"", ErrInvalidRequest)
 	}
 	return nil
+}
+
+// methodName returns m as a string, without allocating for the methods
+// that stream (a constant is returned for them).
+func methodName(m []byte) string {
+	switch string(m) {
+	case MethodSessionUpdate:
+		return MethodSessionUpdate
+	case MethodRequestPermission:
+		return MethodRequestPermission
+	case MethodCancelRequest:
+		return MethodCancelRequest
+	case MethodSessionPrompt:
+		return MethodSessionPrompt
+	case MethodSessionCancel:
+		return MethodSessionCancel
+	}
+	return string(m)
 }
 
 // Bytes returns the bytes of s in line, or nil when s is absent.
@@ -224,23 +294,28 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// skipString returns the index after the string starting at b[i] == '"'.
-// It jumps between quotes with bytes.IndexByte and counts the backslashes
-// before each quote to tell an escaped one.
+// skipString returns the index after the string starting at b[i] == '"'
+// in valid JSON, scanning 8 bytes at a time for a quote or a backslash.
 func skipString(b []byte, i int) int {
-	start := i + 1
-	for i = start; ; i++ {
-		j := bytes.IndexByte(b[i:], '"')
-		if j < 0 {
+	i++
+	for {
+		for i+8 <= len(b) {
+			if x := quoteBytes(binary.LittleEndian.Uint64(b[i:])); x != 0 {
+				i += bits.TrailingZeros64(x) / 8
+				break
+			}
+			i += 8
+		}
+		if i >= len(b) {
 			return len(b)
 		}
-		i += j
-		n := 0
-		for k := i - 1; k >= start && b[k] == '\\'; k-- {
-			n++
-		}
-		if n%2 == 0 {
+		switch b[i] {
+		case '"':
 			return i + 1
+		case '\\':
+			i += 2
+		default:
+			i++
 		}
 	}
 }

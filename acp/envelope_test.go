@@ -116,6 +116,9 @@ func FuzzEnvelope(f *testing.F) {
 		if !json.Valid([]byte(line)) {
 			t.Fatalf("accepted invalid JSON %q", line)
 		}
+		if got, want := env.Update, updateByMembers([]byte(line), env.Params); got != want {
+			t.Fatalf("Update of %q = %+v, Members finds %+v", line, got, want)
+		}
 		if !env.ID.Present() {
 			return
 		}
@@ -133,6 +136,58 @@ func FuzzEnvelope(f *testing.F) {
 	})
 }
 
+// updateByMembers locates UpdateSpans with acp.Members, one level at a time.
+func updateByMembers(line []byte, params acp.Span) acp.UpdateSpans {
+	var u acp.UpdateSpans
+	if !params.Present() || line[params.Start] != '{' {
+		return u
+	}
+	at := func(base, s acp.Span) acp.Span {
+		if !s.Present() {
+			return s
+		}
+		return acp.Span{Start: base.Start + s.Start, End: base.Start + s.End}
+	}
+	var p, up, c [3]acp.Span
+	_, u.ParamsOther = acp.Members(params.Bytes(line), []string{"sessionId", "update"}, p[:2])
+	u.SessionID, u.Update = at(params, p[0]), at(params, p[1])
+	if !u.Update.Present() {
+		return u
+	}
+	_, u.UpdateOther = acp.Members(u.Update.Bytes(line), []string{"sessionUpdate", "content", "messageId"}, up[:])
+	u.Kind, u.Content, u.MessageID = at(u.Update, up[0]), at(u.Update, up[1]), at(u.Update, up[2])
+	if !u.Content.Present() {
+		return u
+	}
+	_, u.ContentOther = acp.Members(u.Content.Bytes(line), []string{"type", "text"}, c[:2])
+	u.ContentType, u.Text = at(u.Content, c[0]), at(u.Content, c[1])
+	return u
+}
+
+// TestParseLocatesSessionUpdate: Parse finds the parts of a session/update
+// in its one pass, as Members finds them level by level.
+func TestParseLocatesSessionUpdate(t *testing.T) {
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi \"x\""}}}}`,
+		`{"params":{"update":{"messageId":"m","content":{"text":"a","type":"text","x":1},"sessionUpdate":"agent_thought_chunk","y":[]},"sessionId":"s","z":{}},"method":"session/update","jsonrpc":"2.0"}`,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"a","content":[1]},"update":{"sessionUpdate":"b"}}}`,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":"text"}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`,
+	} {
+		env, err := acp.Parse([]byte(line))
+		if err != nil {
+			t.Fatalf("Parse(%s): %v", line, err)
+		}
+		if got, want := env.Update, updateByMembers([]byte(line), env.Params); got != want {
+			t.Errorf("Update of %s = %+v, Members finds %+v", line, got, want)
+		}
+	}
+	env, _ := acp.Parse([]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`))
+	if line := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}}}`; string(env.Update.Text.Bytes([]byte(line))) != `"hi"` || env.Update.ParamsOther || env.Update.UpdateOther || env.Update.ContentOther {
+		t.Errorf("Update = %+v", env.Update)
+	}
+}
+
 // FuzzValid: the fast validator the envelope parser uses agrees with
 // encoding/json.Valid on every input (a differential fuzz test).
 func FuzzValid(f *testing.F) {
@@ -141,6 +196,10 @@ func FuzzValid(f *testing.F) {
 	}
 	for _, s := range []string{`1e999`, `"\ud800"`, "\"\x01\"", `[1,]`, `{"a":1,}`, `-`, `01`, `1.`, `.5`, `"\x"`, `tru`, `nul`, "\"\xff\"", ` {} `, `{} {}`, `[[[[]]]]`} {
 		f.Add([]byte(s))
+	}
+	for _, n := range []int{10000, 10001} { // encoding/json's nesting limit
+		f.Add([]byte(strings.Repeat("[", n) + strings.Repeat("]", n)))
+		f.Add([]byte(strings.Repeat(`{"a":`, n) + "1" + strings.Repeat("}", n)))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if got, want := acp.Valid(b), json.Valid(b); got != want {

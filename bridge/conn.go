@@ -33,7 +33,7 @@ type ndjsonConn struct {
 // r and writes newline-terminated messages to w. closer (may be nil) is
 // closed by Close, for example the pipe or file under w.
 func NewNDJSONConn(r io.Reader, w io.Writer, closer io.Closer, maxLineBytes int) Conn {
-	return &ndjsonConn{lr: newLineReader(r, maxLineBytes), w: bufio.NewWriterSize(w, 64<<10), closer: closer}
+	return &ndjsonConn{lr: newLineReader(r, maxLineBytes), w: bufio.NewWriterSize(w, ioBytes), closer: closer}
 }
 
 func (c *ndjsonConn) ReadMessage() ([]byte, error) { return c.lr.next() }

@@ -89,24 +89,51 @@ func (l *replayLog) append(msg, params, update []byte) {
 // update.
 func (l *replayLog) appendParsed(msg, sid, update []byte, plain bool) {
 	if kind, mid, text, ok := chunkOf(update, plain); ok && len(text)+chunkOverhead <= l.max {
-		if last := l.last(); last != nil && last.chunk != nil && last.chunk.kind == string(kind) &&
-			bytes.Equal(last.chunk.messageID, mid) && bytes.Equal(last.chunk.session, sid) {
-			last.chunk.add(text)
-			l.bytes += len(text)
-		} else {
-			run := &chunkRun{session: sid, kind: string(kind), messageID: mid}
-			run.add(text)
-			l.entries = append(l.entries, replayEntry{chunk: run})
-			l.bytes += len(text) + chunkOverhead
-		}
+		l.appendChunk(sid, kind, mid, text)
+		return
+	}
+	l.appendRaw(msg, sid, update)
+}
+
+// appendRaw keeps msg whole (a copy: msg may share its block with many
+// other messages), or a short marker when msg alone is over the budget.
+func (l *replayLog) appendRaw(msg, sid, update []byte) {
+	if len(msg) > l.max {
+		msg = omittedMarker(sid, update, len(msg), l.max)
 	} else {
-		if len(msg) > l.max {
-			msg = omittedMarker(sid, update, len(msg), l.max)
-		}
-		l.entries = append(l.entries, replayEntry{raw: msg})
-		l.bytes += len(msg)
+		msg = bytes.Clone(msg)
+	}
+	l.entries = append(l.entries, replayEntry{raw: msg})
+	l.bytes += len(msg)
+	l.evict()
+}
+
+// appendChunk adds the escaped text of a plain text chunk of kind, in
+// session sid (raw) and message mid (raw, nil when absent).
+func (l *replayLog) appendChunk(sid, kind, mid, text []byte) {
+	if last := l.last(); last != nil && last.chunk != nil && last.chunk.kind == string(kind) &&
+		bytes.Equal(last.chunk.messageID, mid) && bytes.Equal(last.chunk.session, sid) {
+		last.chunk.add(text)
+		l.bytes += len(text)
+	} else {
+		// Copies: the run must not keep the whole message alive.
+		run := &chunkRun{session: bytes.Clone(sid), kind: string(kind), messageID: bytes.Clone(mid)}
+		run.add(text)
+		l.entries = append(l.entries, replayEntry{chunk: run})
+		l.bytes += len(text) + chunkOverhead
 	}
 	l.evict()
+}
+
+// appendUpdate is append for a session/update notification msg whose
+// parts Parse located (spans relative to msg).
+func (l *replayLog) appendUpdate(msg []byte, u *acp.UpdateSpans) {
+	sid := u.SessionID.Bytes(msg)
+	if kind, text, ok := chunkOfSpans(msg, u); ok && len(text)+chunkOverhead <= l.max {
+		l.appendChunk(sid, kind, u.MessageID.Bytes(msg), text)
+		return
+	}
+	l.appendRaw(msg, sid, u.Update.Bytes(msg))
 }
 
 // chunkOverhead is what a chunk run costs the budget besides its text.
@@ -132,6 +159,27 @@ func omittedMarker(sid, update []byte, size, max int) []byte {
 	return []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":` + string(sid) +
 		`,"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":` + string(text) +
 		`},"_meta":{"acpmux":{"replayOmitted":{"sessionUpdate":` + string(k) + `,"bytes":` + strconv.Itoa(size) + `}}}}}}`)
+}
+
+// chunkOfSpans is chunkOf on the parts Parse located.
+func chunkOfSpans(msg []byte, u *acp.UpdateSpans) (kind, text []byte, ok bool) {
+	if u.ParamsOther || u.UpdateOther || u.ContentOther {
+		return
+	}
+	switch k := u.Kind.Bytes(msg); string(k) {
+	case `"agent_message_chunk"`, `"user_message_chunk"`, `"agent_thought_chunk"`:
+		kind = k[1 : len(k)-1]
+	default:
+		return
+	}
+	if string(u.ContentType.Bytes(msg)) != `"text"` {
+		return
+	}
+	t := u.Text.Bytes(msg)
+	if len(t) < 2 || t[0] != '"' {
+		return
+	}
+	return kind, t[1 : len(t)-1], true
 }
 
 // chunkOf reports whether a notification whose params are plain (nothing

@@ -51,6 +51,13 @@ func (b *Bridge) stripAgentMeta(msg []byte, env acp.Envelope) ([]byte, acp.Envel
 		b.log.Warn("agent put _meta.acpmux in a session/update; removed before forwarding (logged once)", "members", n)
 	}
 	out := acp.WithID(msg, env.Params, stripped)
-	env.Params.End = env.Params.Start + len(stripped)
-	return out, env
+	// Parse again: every span after the cut moved. Removing members
+	// keeps the message valid, so this cannot fail; if it did, the
+	// notification is dropped rather than forwarded unstripped.
+	renv, err := acp.Parse(out)
+	if err != nil {
+		b.log.Error("session/update invalid after removing _meta.acpmux; dropped", "err", err)
+		return nil, acp.Envelope{}
+	}
+	return out, renv
 }

@@ -161,28 +161,33 @@ func (b *Bridge) agentNotification(msg []byte, env acp.Envelope) {
 		return
 	}
 	if env.Method == acp.MethodSessionUpdate {
-		msg, env = b.stripAgentMeta(msg, env)
-		params = env.Params.Bytes(msg)
+		if msg, env = b.stripAgentMeta(msg, env); msg == nil {
+			return
+		}
 	}
-	var p [2]acp.Span
-	_, others := acp.Members(params, paramsMembers, p[:])
-	sidRaw := p[0].Bytes(params)
+	// Parse located the session/update parts in its one pass.
+	u := &env.Update
+	sidRaw := u.SessionID.Bytes(msg)
 	var update []byte
 	if env.Method == acp.MethodSessionUpdate {
-		update = p[1].Bytes(params)
+		update = u.Update.Bytes(msg)
 	}
 	b.mu.Lock()
 	hosts := b.hosts
 	if s := b.sessionByRaw(sidRaw); s != nil {
 		hosts = s.hosts
 		if update != nil {
-			s.replay.appendParsed(msg, sidRaw, update, !others)
+			s.replay.appendUpdate(msg, u)
 		}
 	}
 	b.mu.Unlock()
 	if update != nil && b.opts.Permissions != nil {
+		kind := u.Kind.Bytes(msg)
+		if u.UpdateOther { // an escaped member name may still be sessionUpdate
+			kind = acp.MemberBytes(update, "sessionUpdate")
+		}
 		// Compared as raw JSON strings: no allocation per notification.
-		switch string(acp.MemberBytes(update, "sessionUpdate")) {
+		switch string(kind) {
 		case `"tool_call"`, `"tool_call_update"`:
 			sid, _ := acp.StringValue(sidRaw)
 			b.opts.Permissions.ToolCallUpdate(sid, update)

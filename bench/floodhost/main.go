@@ -1,20 +1,36 @@
 // Command floodhost is a minimal ACP host for benchmarks: it starts the
-// agent command given after its flags, runs initialize, session/new and one
-// session/prompt, decodes every message it receives as an ACP client must
-// (envelope and session update), and prints one JSON line to stdout:
-// {"notifications": N, "seconds": S, "maxRSSKB": K} where S is the time from
-// sending the prompt to receiving its response and K the peak resident set
-// of the process it started. It exits 1 if the count is not -want.
+// agent command given after its flags (the agent itself, or a relay in
+// front of it), runs initialize, -sessions session/new and one
+// session/prompt per session, and prints one JSON line to stdout:
+//
+//	{"notifications": N, "seconds": S, "maxRSSKB": K, "hwmKB": H, ...}
+//
+// where S is the time from sending the first prompt to receiving the last
+// prompt's response, K the peak resident set of the process it started and
+// its reaped descendants (getrusage), and H that process's own peak (VmHWM,
+// read before its stdin is closed). It exits 1 if a prompt turn did not
+// deliver -want notifications.
+//
+// Modes: by default it decodes every message with encoding/json into the
+// fields an ACP client shows (envelope, sessionUpdate, content text), the
+// work a real host does; -light only counts lines (a response is a line
+// starting {"jsonrpc":"2.0","id":, as floodagent and acpmux write them);
+// -latency is -light and also reads the "t=<unix ns>" floodagent -rate puts
+// in each chunk, and adds the delay's p50, p99 and max in µs to the output.
 package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -35,13 +51,19 @@ type message struct {
 	} `json:"params"`
 }
 
+var responsePrefix = []byte(`{"jsonrpc":"2.0","id":`)
+
 func main() {
-	want := flag.Int("want", 200000, "notifications the prompt turn must deliver")
+	want := flag.Int("want", 200000, "notifications each prompt turn must deliver")
+	light := flag.Bool("light", false, "only count lines, decode nothing")
+	latency := flag.Bool("latency", false, "like -light, and measure each chunk's delay from its t=<unix ns>")
+	sessions := flag.Int("sessions", 1, "sessions to create and prompt, one after the other")
 	flag.Parse()
 	if flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: floodhost [-want N] AGENT [ARGS...]")
+		fmt.Fprintln(os.Stderr, "usage: floodhost [-want N] [-light|-latency] [-sessions K] AGENT [ARGS...]")
 		os.Exit(2)
 	}
+	*light = *light || *latency
 	cmd := exec.Command(flag.Arg(0), flag.Args()[1:]...)
 	cmd.Stderr = os.Stderr
 	stdin, _ := cmd.StdinPipe()
@@ -52,11 +74,37 @@ func main() {
 	}
 	r := bufio.NewScanner(stdout)
 	r.Buffer(make([]byte, 1<<20), 64<<20)
-	call := func(id int, method, params string) (n int) {
+	var delays []int64
+	call := func(id int, method, params string) (n int, result []byte) {
 		fmt.Fprintf(stdin, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params)
+		idb := []byte(strconv.Itoa(id) + `,"result"`)
 		for r.Scan() {
+			line := r.Bytes()
+			if *light {
+				if !bytes.HasPrefix(line, responsePrefix) {
+					n++
+					if *latency {
+						if i := bytes.Index(line, []byte(`"t=`)); i >= 0 {
+							now := time.Now().UnixNano()
+							rest := line[i+3:]
+							if j := bytes.IndexByte(rest, ' '); j > 0 {
+								if t, err := strconv.ParseInt(string(rest[:j]), 10, 64); err == nil {
+									delays = append(delays, now-t)
+								}
+							}
+						}
+					}
+					continue
+				}
+				if bytes.HasPrefix(line[len(responsePrefix):], idb) {
+					var m message
+					json.Unmarshal(line, &m)
+					return n, m.Result
+				}
+				continue
+			}
 			var m message
-			if err := json.Unmarshal(r.Bytes(), &m); err != nil {
+			if err := json.Unmarshal(line, &m); err != nil {
 				fmt.Fprintln(os.Stderr, "floodhost: bad message:", err)
 				os.Exit(1)
 			}
@@ -64,7 +112,7 @@ func main() {
 				n++
 			}
 			if string(m.ID) == fmt.Sprint(id) && m.Result != nil {
-				return n
+				return n, m.Result
 			}
 		}
 		fmt.Fprintln(os.Stderr, "floodhost: agent closed stdout early")
@@ -72,10 +120,26 @@ func main() {
 		return
 	}
 	call(1, "initialize", `{"protocolVersion":1,"clientCapabilities":{}}`)
-	call(2, "session/new", `{"cwd":"/tmp","mcpServers":[]}`)
+	var sids []string
+	for k := range *sessions {
+		_, res := call(2+k, "session/new", `{"cwd":"/tmp","mcpServers":[]}`)
+		var s struct{ SessionID string }
+		json.Unmarshal(res, &s)
+		sids = append(sids, s.SessionID)
+	}
 	start := time.Now()
-	n := call(3, "session/prompt", `{"sessionId":"bench","prompt":[{"type":"text","text":"flood"}]}`)
+	total := 0
+	for k, sid := range sids {
+		q, _ := json.Marshal(sid)
+		n, _ := call(100+k, "session/prompt", `{"sessionId":`+string(q)+`,"prompt":[{"type":"text","text":"flood"}]}`)
+		if n != *want {
+			fmt.Fprintf(os.Stderr, "floodhost: got %d notifications in session %s, want %d\n", n, sid, *want)
+			os.Exit(1)
+		}
+		total += n
+	}
 	secs := time.Since(start).Seconds()
+	hwm := vmHWM(cmd.Process.Pid)
 	stdin.Close()
 	io.Copy(io.Discard, stdout)
 	cmd.Wait()
@@ -86,10 +150,24 @@ func main() {
 	var self syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
 	cpu := time.Duration(self.Utime.Nano() + self.Stime.Nano())
-	fmt.Printf(`{"notifications": %d, "seconds": %.4f, "maxRSSKB": %d, "hostCPUSeconds": %.3f, "hostContextSwitches": %d}`+"\n",
-		n, secs, rssKB, cpu.Seconds(), self.Nvcsw+self.Nivcsw)
-	if n != *want {
-		fmt.Fprintf(os.Stderr, "floodhost: got %d notifications, want %d\n", n, *want)
-		os.Exit(1)
+	lat := ""
+	if *latency && len(delays) > 0 {
+		slices.Sort(delays)
+		at := func(p float64) float64 { return float64(delays[int(p*float64(len(delays)-1))]) / 1e3 }
+		lat = fmt.Sprintf(`, "p50us": %.1f, "p99us": %.1f, "maxus": %.1f`, at(0.5), at(0.99), float64(delays[len(delays)-1])/1e3)
 	}
+	fmt.Printf(`{"notifications": %d, "seconds": %.4f, "maxRSSKB": %d, "hwmKB": %d, "hostCPUSeconds": %.3f, "hostContextSwitches": %d%s}`+"\n",
+		total, secs, rssKB, hwm, cpu.Seconds(), self.Nvcsw+self.Nivcsw, lat)
+}
+
+// vmHWM returns the peak resident set (KiB) of process pid, 0 if unknown.
+func vmHWM(pid int) int64 {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			k, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return k
+		}
+	}
+	return 0
 }

@@ -1,0 +1,310 @@
+package acp
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// The validating scanner behind Parse and valid: one pass over a line
+// that checks it is JSON (RFC 8259, with encoding/json's limits) and
+// returns where each value ends. Strings are scanned 8 bytes at a time.
+
+// MaxDepth is the deepest nesting of arrays and objects a message may
+// have: encoding/json's limit. A deeper value is not JSON to the bridge,
+// so a line of a few megabytes of '[' is refused instead of exhausting
+// the stack.
+const MaxDepth = 10000
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// specialBytes returns a word whose lowest set bit is the high bit of the
+// first byte of w (little endian) that is '"', '\\' or below 0x20; zero
+// when there is none. Bytes >= 0x80 never match.
+func specialBytes(w uint64) uint64 {
+	q := w ^ (lsb * '"')
+	s := w ^ (lsb * '\\')
+	return ((q-lsb)&^q | (s-lsb)&^s | (w - lsb*0x20)) &^ w & msb
+}
+
+// quoteBytes is specialBytes for '"' and '\\' only (input known valid).
+func quoteBytes(w uint64) uint64 {
+	q := w ^ (lsb * '"')
+	s := w ^ (lsb * '\\')
+	return ((q-lsb)&^q | (s-lsb)&^s) & msb
+}
+
+// scanString validates the string starting at b[i] == '"' and returns the
+// index after its closing quote, or -1.
+func scanString(b []byte, i int) int {
+	i++
+	for {
+		for i+8 <= len(b) {
+			if x := specialBytes(binary.LittleEndian.Uint64(b[i:])); x != 0 {
+				i += bits.TrailingZeros64(x) / 8
+				break
+			}
+			i += 8
+		}
+		if i >= len(b) {
+			return -1
+		}
+		switch c := b[i]; {
+		case c == '"':
+			return i + 1
+		case c < 0x20:
+			return -1
+		case c == '\\':
+			if i+1 >= len(b) {
+				return -1
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
+					return -1
+				}
+				i += 6
+			default:
+				return -1
+			}
+		default:
+			i++
+		}
+	}
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// scanNumber validates the number starting at b[i] and returns the index
+// after it, or -1.
+func scanNumber(b []byte, i int) int {
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && '1' <= b[i] && b[i] <= '9':
+		for i++; i < len(b) && isDigit(b[i]); i++ {
+		}
+	default:
+		return -1
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || !isDigit(b[i]) {
+			return -1
+		}
+		for i++; i < len(b) && isDigit(b[i]); i++ {
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || !isDigit(b[i]) {
+			return -1
+		}
+		for i++; i < len(b) && isDigit(b[i]); i++ {
+		}
+	}
+	return i
+}
+
+// scanLiteral checks that b[i:] starts with lit.
+func scanLiteral(b []byte, i int, lit string) int {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return -1
+	}
+	return i + len(lit)
+}
+
+// scanValue validates the value starting at b[i] (no leading space) at
+// nesting depth depth and returns the index after it, or -1.
+func scanValue(b []byte, i, depth int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch c := b[i]; c {
+	case '"':
+		return scanString(b, i)
+	case '{':
+		if depth >= MaxDepth {
+			return -1
+		}
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == '}' {
+			return i + 1
+		}
+		for {
+			if i >= len(b) || b[i] != '"' {
+				return -1
+			}
+			if i = scanString(b, i); i < 0 {
+				return -1
+			}
+			i = skipSpace(b, i)
+			if i >= len(b) || b[i] != ':' {
+				return -1
+			}
+			if i = scanValue(b, skipSpace(b, i+1), depth+1); i < 0 {
+				return -1
+			}
+			i = skipSpace(b, i)
+			if i >= len(b) {
+				return -1
+			}
+			if b[i] == '}' {
+				return i + 1
+			}
+			if b[i] != ',' {
+				return -1
+			}
+			i = skipSpace(b, i+1)
+		}
+	case '[':
+		if depth >= MaxDepth {
+			return -1
+		}
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == ']' {
+			return i + 1
+		}
+		for {
+			if i = scanValue(b, i, depth+1); i < 0 {
+				return -1
+			}
+			i = skipSpace(b, i)
+			if i >= len(b) {
+				return -1
+			}
+			if b[i] == ']' {
+				return i + 1
+			}
+			if b[i] != ',' {
+				return -1
+			}
+			i = skipSpace(b, i+1)
+		}
+	case 't':
+		return scanLiteral(b, i, "true")
+	case 'f':
+		return scanLiteral(b, i, "false")
+	case 'n':
+		return scanLiteral(b, i, "null")
+	}
+	return scanNumber(b, i)
+}
+
+// valid reports whether line is exactly one valid JSON value (RFC 8259),
+// as encoding/json.Valid does, several times faster: it runs on every
+// message the bridge relays. FuzzValid checks that both always agree.
+func valid(line []byte) bool {
+	i := scanValue(line, skipSpace(line, 0), 0)
+	return i >= 0 && skipSpace(line, i) == len(line)
+}
+
+// UpdateSpans locates, in one line, the parts of a session/update
+// notification's params (ACP "session/update",
+// https://agentclientprotocol.com/protocol/prompt-turn) that a relay
+// routes and coalesces by, found by Parse in its one pass whatever the
+// method. Spans are relative to the line and zero when absent (or when the
+// enclosing value is not an object). Member names are compared as written
+// (an escaped name never matches) and the first of duplicates wins, as in
+// Members. The Other flags report members besides the named ones.
+type UpdateSpans struct {
+	SessionID, Update Span // params.sessionId, params.update
+	ParamsOther       bool
+	// Kind, Content, MessageID: update.sessionUpdate, content, messageId.
+	Kind, Content, MessageID Span
+	UpdateOther              bool
+	// ContentType, Text: update.content.type and text.
+	ContentType, Text Span
+	ContentOther      bool
+}
+
+// shape names the members scanShaped records in an object: the span of
+// names[k]'s value goes to spans[base+k]; sub[k], when not nil, is the
+// shape of that value. other is the flag index for unnamed members.
+type shape struct {
+	names []string
+	base  int
+	sub   []*shape
+	other int
+}
+
+var (
+	contentShape = &shape{names: []string{"type", "text"}, base: 5, other: 2}
+	updateShape  = &shape{names: []string{"sessionUpdate", "content", "messageId"}, base: 2, sub: []*shape{nil, contentShape, nil}, other: 1}
+	paramsShape  = &shape{names: []string{"sessionId", "update"}, base: 0, sub: []*shape{nil, updateShape}, other: 0}
+)
+
+// scanShaped is scanValue that, for an object, also records the spans and
+// flags of sh (spans and others are UpdateSpans' in order).
+func scanShaped(b []byte, i, depth int, sh *shape, spans *[7]Span, others *[3]bool) int {
+	if i >= len(b) || b[i] != '{' || depth >= MaxDepth {
+		return scanValue(b, i, depth)
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return -1
+		}
+		kStart := i
+		if i = scanString(b, i); i < 0 {
+			return -1
+		}
+		key := b[kStart+1 : i-1]
+		i = skipSpace(b, i)
+		if i >= len(b) || b[i] != ':' {
+			return -1
+		}
+		i = skipSpace(b, i+1)
+		k := -1
+		for n, name := range sh.names {
+			if string(key) == name {
+				k = n
+				break
+			}
+		}
+		vStart := i
+		switch {
+		case k < 0:
+			others[sh.other] = true
+			i = scanValue(b, i, depth+1)
+		case sh.sub != nil && sh.sub[k] != nil && !spans[sh.base+k].Present():
+			i = scanShaped(b, i, depth+1, sh.sub[k], spans, others)
+		default:
+			i = scanValue(b, i, depth+1)
+		}
+		if i < 0 {
+			return -1
+		}
+		if k >= 0 && !spans[sh.base+k].Present() {
+			spans[sh.base+k] = Span{vStart, i}
+		}
+		i = skipSpace(b, i)
+		if i >= len(b) {
+			return -1
+		}
+		if b[i] == '}' {
+			return i + 1
+		}
+		if b[i] != ',' {
+			return -1
+		}
+		i = skipSpace(b, i+1)
+	}
+}
