@@ -43,8 +43,8 @@ type InitializeRequest struct {
 // CanUseToolRequest asks the script whether a tool call may run (acpmux →
 // script). Input is the tool call's raw input, byte for byte.
 // PermissionSuggestions holds PermissionUpdate objects (Claude) or
-// allow/deny suggestions (Qwen), raw. BlockedPath is written as null when
-// BlockedPathNull is set (Qwen writes "blocked_path":null).
+// allow/deny suggestions (Qwen), raw. BlockedPath is a path string or
+// null (Qwen writes "blocked_path":null), raw.
 type CanUseToolRequest struct {
 	ToolName                string          `json:"tool_name"`
 	DisplayName             string          `json:"display_name,omitempty"`
@@ -54,7 +54,7 @@ type CanUseToolRequest struct {
 	Description             string          `json:"description,omitempty"`
 	DecisionReason          string          `json:"decision_reason,omitempty"`
 	PermissionSuggestions   json.RawMessage `json:"permission_suggestions,omitempty"`
-	BlockedPath             *string         `json:"blocked_path,omitempty"`
+	BlockedPath             json.RawMessage `json:"blocked_path,omitempty"`
 	SuppressAlwaysAllowRule bool            `json:"suppress_always_allow_rule,omitempty"`
 }
 

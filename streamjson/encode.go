@@ -71,7 +71,9 @@ func Marshal(v any) ([]byte, error) { return appendValue(nil, reflect.ValueOf(v)
 type fixedSubtype interface{ fixedSubtype() string }
 
 // appender is implemented by values with their own encoding.
-type appender interface{ appendJSON(b []byte) ([]byte, error) }
+type appender interface {
+	appendJSON(b []byte) ([]byte, error)
+}
 
 var (
 	rawType      = reflect.TypeFor[json.RawMessage]()
