@@ -54,7 +54,8 @@ func AnswerElicitation(r ResponseBody) (ElicitationResult, error) {
 		return cancel, fmt.Errorf("%w: %s", ErrElicitationRefused, r.ErrorText())
 	}
 	var res ElicitationResult
-	if len(r.Response) == 0 || acp.DuplicateKey(r.Response) != "" || json.Unmarshal(r.Response, &res) != nil {
+	if len(r.Response) == 0 || acp.DuplicateKey(r.Response) != "" || json.Unmarshal(r.Response, &res) != nil ||
+		caseVariant(r.Response, "action", "content") != "" {
 		return cancel, fmt.Errorf("%w: malformed result", ErrElicitationRefused)
 	}
 	if string(res.Content) == "null" {

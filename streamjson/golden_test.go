@@ -68,7 +68,9 @@ func (h *harness) acp(v any) {
 	h.out = append(h.out, "acp "+string(b))
 }
 
-func (h *harness) log(format string, args ...any) { h.out = append(h.out, "log "+fmt.Sprintf(format, args...)) }
+func (h *harness) log(format string, args ...any) {
+	h.out = append(h.out, "log "+fmt.Sprintf(format, args...))
+}
 
 // step runs one line of the steps file.
 func (h *harness) step(line string) {

@@ -129,15 +129,21 @@ type acpUpdate struct {
 // other variants yield nothing. Malformed updates return an error wrapping
 // acp.ErrInvalidParams.
 func (m *Mapper) Update(update json.RawMessage) ([]Message, error) {
+	if !json.Valid(update) {
+		return nil, fmt.Errorf("%w: session/update: invalid JSON", acp.ErrInvalidParams)
+	}
+	// Fast path for the chunks that make up most of a turn.
+	switch acp.MemberString(update, "sessionUpdate") {
+	case "agent_message_chunk":
+		return m.chunk(BlockText, update), nil
+	case "agent_thought_chunk":
+		return m.chunk(BlockThinking, update), nil
+	}
 	var u acpUpdate
 	if err := json.Unmarshal(update, &u); err != nil {
 		return nil, fmt.Errorf("%w: session/update: %v", acp.ErrInvalidParams, err)
 	}
 	switch u.SessionUpdate {
-	case "agent_message_chunk":
-		return m.chunk(BlockText, u), nil
-	case "agent_thought_chunk":
-		return m.chunk(BlockThinking, u), nil
 	case "tool_call", "tool_call_update":
 		return m.toolCall(u, update), nil
 	case "current_mode_update":
@@ -163,21 +169,24 @@ func (m *Mapper) Update(update json.RawMessage) ([]Message, error) {
 }
 
 // chunk appends a text or thought chunk to the open block.
-func (m *Mapper) chunk(kind string, u acpUpdate) []Message {
-	var c struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(u.Content, &c) != nil || c.Type != "text" {
+// Only text content is shown; other content blocks are skipped.
+func (m *Mapper) chunk(kind string, update json.RawMessage) []Message {
+	content := acp.MemberBytes(update, "content")
+	if acp.MemberString(content, "type") != "text" {
 		return nil
 	}
+	text, ok := acp.StringValue(acp.MemberBytes(content, "text"))
+	if !ok {
+		return nil
+	}
+	messageID := acp.MemberString(update, "messageId")
 	var out []Message
-	if m.open != nil && (m.open.kind != kind || m.open.messageID != u.MessageID) {
+	if m.open != nil && (m.open.kind != kind || m.open.messageID != messageID) {
 		out = m.flush(out)
 	}
 	if m.open == nil {
 		m.startMessage()
-		m.open = &block{kind: kind, messageID: u.MessageID, id: "msg_" + m.opt.NewID()}
+		m.open = &block{kind: kind, messageID: messageID, id: "msg_" + m.opt.NewID()}
 		if m.opt.IncludePartialMessages {
 			start := `{"type":"text","text":""}`
 			if kind == BlockThinking {
@@ -186,9 +195,9 @@ func (m *Mapper) chunk(kind string, u acpUpdate) []Message {
 			out = append(out, m.event(m.messageStart(m.open.id)), m.event(`{"type":"content_block_start","index":0,"content_block":`+start+`}`))
 		}
 	}
-	m.open.text.WriteString(c.Text)
+	m.open.text.WriteString(text)
 	if m.opt.IncludePartialMessages {
-		out = append(out, m.event(string(deltaEvent(kind, c.Text))))
+		out = append(out, m.event(string(deltaEvent(kind, text))))
 	}
 	return out
 }

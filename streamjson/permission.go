@@ -224,7 +224,8 @@ func AnswerPermission(a PermissionAsk, r ResponseBody) (Verdict, error) {
 		return Verdict{}, fmt.Errorf("%w: control response subtype %q", ErrRefused, r.Subtype)
 	}
 	var p permissionResult
-	if len(r.Response) == 0 || acp.DuplicateKey(r.Response) != "" || json.Unmarshal(r.Response, &p) != nil {
+	if len(r.Response) == 0 || acp.DuplicateKey(r.Response) != "" || json.Unmarshal(r.Response, &p) != nil ||
+		caseVariant(r.Response, "behavior", "updatedInput", "updatedPermissions", "message", "interrupt", "toolUseID") != "" {
 		return Verdict{}, fmt.Errorf("%w: malformed permission result", ErrRefused)
 	}
 	if p.ToolUseID != nil && *p.ToolUseID != a.ToolCallID {
@@ -262,6 +263,24 @@ func allow(a PermissionAsk, p permissionResult) (Verdict, error) {
 		return Verdict{}, fmt.Errorf("%w: allow, but no allow_once option was offered", ErrRefused)
 	}
 	return Verdict{OptionID: o.OptionID, Kind: o.Kind}, nil
+}
+
+// caseVariant returns a member name of the object obj that matches one of
+// names only when compared case-insensitively (encoding/json would read
+// it as that member, a JavaScript SDK would not), or "".
+func caseVariant(obj []byte, names ...string) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(obj, &m) != nil {
+		return ""
+	}
+	for k := range m {
+		for _, n := range names {
+			if k != n && strings.EqualFold(k, n) {
+				return k
+			}
+		}
+	}
+	return ""
 }
 
 // JSONEqual reports whether x and y are the same JSON value: objects with
