@@ -262,4 +262,3 @@ func allow(a PermissionAsk, p permissionResult) (Verdict, error) {
 	}
 	return Verdict{OptionID: o.OptionID, Kind: o.Kind}, nil
 }
-
