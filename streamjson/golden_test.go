@@ -31,14 +31,13 @@ type sessionOptions struct {
 // feeds script lines through a Decoder and agent events through a Mapper
 // and Confirmations, and records what each side would receive.
 type harness struct {
-	t     *testing.T
-	dia   streamjson.Dialect
-	in    bytes.Buffer
-	dec   *streamjson.Decoder
-	m     *streamjson.Mapper
-	conf  *streamjson.Confirmations
-	out   []string
-	begun time.Time
+	t    *testing.T
+	dia  streamjson.Dialect
+	in   bytes.Buffer
+	dec  *streamjson.Decoder
+	m    *streamjson.Mapper
+	conf *streamjson.Confirmations
+	out  []string
 }
 
 func newHarness(t *testing.T, o sessionOptions) *harness {
