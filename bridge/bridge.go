@@ -56,6 +56,12 @@ type Bridge struct {
 	reservedLogged map[string]bool
 	metaLogged     bool
 
+	// primaryEOF is closed when the primary host has sent everything it
+	// will send (its read side ended cleanly): a half close, after which
+	// it still gets what the agent writes until the agent exits.
+	primaryEOF     chan struct{}
+	primaryEOFOnce sync.Once
+
 	mu      sync.Mutex // guards the fields below
 	hosts   []*Host
 	primary *Host
@@ -123,6 +129,7 @@ func New(agent *Agent, opts Options) *Bridge {
 		toAgt:      make(chan []byte, 1024),
 		calls:      map[string]*call{},
 		agentCalls: map[string]string{},
+		primaryEOF: make(chan struct{}),
 		sessions:   map[string]*session{},
 	}
 }
@@ -178,6 +185,13 @@ func (b *Bridge) Run(ctx context.Context) int {
 	case <-b.agent.Exited():
 		// The process is gone; the wait below ends a descendant's hold on
 		// its stdout.
+	case <-b.primaryEOF:
+		// As with a direct pipe: the agent sees EOF and may still answer
+		// what it was sent; the IDE gets every answer until it exits.
+		b.log.Debug("host closed its input; closing the agent's stdin", "host", b.primaryID(), "grace", b.opts.GracePeriod)
+		b.permissions().Stopping("the IDE closed the connection; acpmux is stopping")
+		b.closeAgentInput()
+		b.agent.Stop(ctx, b.opts.GracePeriod)
 	case <-b.primaryDone():
 		b.log.Debug("host closed the connection; stopping agent", "host", b.primaryID(), "grace", b.opts.GracePeriod)
 		b.permissions().Stopping("the IDE closed the connection; acpmux is stopping")
@@ -236,6 +250,13 @@ func (b *Bridge) primaryDone() <-chan struct{} {
 		return nil
 	}
 	return b.primary.gone
+}
+
+// isPrimary reports whether h is the primary host.
+func (b *Bridge) isPrimary(h *Host) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.primary == h
 }
 
 func (b *Bridge) primaryID() string {

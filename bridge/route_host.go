@@ -19,6 +19,14 @@ func (b *Bridge) readHost(h *Host) {
 			b.replyError(h, nil, fmt.Errorf("%w: %v", acp.ErrMessageTooLarge, err))
 			continue
 		}
+		if errors.Is(err, io.EOF) && b.isPrimary(h) {
+			// A half close: the IDE sent everything and still reads the
+			// answers, as it would from the agent directly. It leaves when
+			// the bridge closes its hosts after the agent exits.
+			b.primaryEOFOnce.Do(func() { close(b.primaryEOF) })
+			<-h.gone
+			return
+		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				b.log.Debug("host read failed", "host", h.ID, "err", err)
