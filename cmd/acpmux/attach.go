@@ -109,7 +109,10 @@ func attachMain(args []string, s stdio) int {
 // until either side ends or ctx is done. When ctx is done it closes the
 // WebSocket normally and returns 0 without a message.
 func pump(parent context.Context, c *websocket.Conn, s stdio, maxLine int) int {
-	ctx, cancel := context.WithCancel(parent)
+	// Reads and writes do not end with parent: coder/websocket drops the
+	// connection when a read's context ends, and a signal must close it
+	// with the normal close handshake instead.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
 	defer cancel()
 	errc := make(chan error, 2)
 	go func() {
@@ -145,7 +148,11 @@ func pump(parent context.Context, c *websocket.Conn, s stdio, maxLine int) int {
 			}
 		}
 	}()
-	err := <-errc
+	var err error
+	select {
+	case err = <-errc:
+	case <-parent.Done():
+	}
 	c.Close(websocket.StatusNormalClosure, "")
 	cancel()
 	switch {

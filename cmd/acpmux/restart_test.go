@@ -27,6 +27,27 @@ type runningRelay struct {
 	out    *bufio.Scanner
 	apiURL string
 	token  string
+	// logLines receives acpmux's stderr lines after the listen line
+	// (dropped when nobody reads and the buffer is full).
+	logLines chan string
+}
+
+// waitLog returns the first later log line that contains want, failing
+// the test after 10s.
+func (r *runningRelay) waitLog(t *testing.T, want string) string {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case l := <-r.logLines:
+			if strings.Contains(l, want) {
+				return l
+			}
+		case <-timeout:
+			t.Fatalf("acpmux logged no line with %q", want)
+			return ""
+		}
+	}
 }
 
 var listenRe = regexp.MustCompile(`decisions API listening.*url=http://([^/ ]+)`)
@@ -69,7 +90,16 @@ func startRelayProcessWrapped(t *testing.T, wrap []string, script string, env []
 			break
 		}
 	}
-	go io.Copy(io.Discard, stderr)
+	r.logLines = make(chan string, 256)
+	go func() {
+		for sc.Scan() {
+			select {
+			case r.logLines <- sc.Text():
+			default:
+			}
+		}
+		io.Copy(io.Discard, stderr)
+	}()
 	if r.apiURL == "" {
 		t.Fatal("acpmux did not print the decisions API address")
 	}

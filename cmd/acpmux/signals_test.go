@@ -85,4 +85,8 @@ func TestAttachSIGTERMExitsQuietly(t *testing.T) {
 	if stderr.Len() != 0 {
 		t.Errorf("stderr after SIGTERM: %q, want nothing", stderr.String())
 	}
+	// The relay saw the normal close handshake, not a dropped connection.
+	if l := r.waitLog(t, `msg="host left"`); !strings.Contains(l, "StatusNormalClosure") {
+		t.Errorf("the relay logged %q, want a normal closure", l)
+	}
 }
