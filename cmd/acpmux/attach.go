@@ -78,7 +78,7 @@ func attachMain(args []string, s stdio) int {
 	tok, err := os.ReadFile(path)
 	if err != nil || strings.TrimSpace(string(tok)) == "" {
 		fmt.Fprintf(s.err, "acpmux attach: read token: %v (pass --token-file, the file acpmux run --listen wrote)\n", errOr(err, "empty file"))
-		return 2
+		return 1 // as acpmux decisions: a file problem, not a usage error
 	}
 	ctx, received, stop := signalContext()
 	defer stop()
