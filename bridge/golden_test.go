@@ -121,7 +121,8 @@ func runScripted(t *testing.T, script, hostIn string, opts bridge.Options) trans
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	code := b.Run(ctx)
+	b.Run(ctx)
+	code := agent.ExitCode()
 	outW.Close()
 	hostW.Close()
 	<-readDone

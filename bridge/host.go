@@ -264,7 +264,7 @@ func (h *Host) present(decision string, params []byte) bool {
 }
 
 // withdraw cancels the host's copy of decision with $/cancel_request (if it
-// still holds one) and sends notice as an _acpmux/permission_resolved
+// still holds one) and then sends notice, the _acpmux/permission_resolved
 // notification (if not nil).
 func (h *Host) withdraw(decision string, notice []byte) {
 	h.mu.Lock()
@@ -280,6 +280,6 @@ func (h *Host) withdraw(decision string, notice []byte) {
 		h.send(notification(acp.MethodCancelRequest, `{"requestId":`+idFromKey(hid)+`}`))
 	}
 	if notice != nil {
-		h.send(notification(MethodPermissionResolved, string(notice)))
+		h.send(notice)
 	}
 }

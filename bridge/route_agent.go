@@ -134,7 +134,7 @@ func (b *Bridge) agentResponse(msg []byte, env acp.Envelope) {
 		if sid := acp.MemberString(result, "sessionId"); sid != "" {
 			b.addSessionLocked(sid, c.cwd, c.host)
 			defer b.log.Info("session created", "session", sid, "host", c.host.ID, "cwd", c.cwd) // after b.mu is released
-			defer b.permissions().SessionStarted(sid, c.cwd)
+			defer b.sessionStarted(sid, c.cwd)
 			defer b.trackSessionModes(sid, result)
 		}
 	case acp.MethodSessionPrompt:
@@ -180,12 +180,12 @@ func (b *Bridge) agentNotification(msg []byte, env acp.Envelope) {
 		}
 	}
 	b.mu.Unlock()
-	if update != nil && b.opts.Permissions != nil {
+	if update != nil && b.broker != nil {
 		// Compared as raw JSON strings: no allocation per notification.
 		switch string(acp.MemberBytes(update, "sessionUpdate")) {
 		case `"tool_call"`, `"tool_call_update"`:
 			sid, _ := acp.StringValue(sidRaw)
-			b.opts.Permissions.ToolCallUpdate(sid, update)
+			b.broker.ToolCallUpdate(sid, update)
 		case `"current_mode_update"`, `"config_option_update"`:
 			sid, _ := acp.StringValue(sidRaw)
 			b.trackAgentMode(sid, update)
@@ -213,7 +213,7 @@ func (b *Bridge) agentRequest(msg []byte, env acp.Envelope) {
 	b.agentCalls[key] = occ
 	b.mu.Unlock()
 	sid := acp.MemberString(env.Params.Bytes(msg), "sessionId")
-	if env.Method == acp.MethodRequestPermission && b.opts.Permissions != nil {
+	if env.Method == acp.MethodRequestPermission && b.broker != nil {
 		b.permWG.Add(1)
 		go func() {
 			defer b.permWG.Done()
@@ -259,7 +259,7 @@ func (b *Bridge) agentCancel(params []byte) {
 	if !inFlight {
 		return
 	}
-	if b.opts.Permissions != nil && b.opts.Permissions.CancelRequest(occ) {
+	if b.cancelAsked(occ) {
 		return
 	}
 	b.mu.Lock()
@@ -305,8 +305,8 @@ func (b *Bridge) agentExited() {
 	for _, w := range waiters {
 		b.replyError(w.host, w.id, errExit)
 	}
-	if b.opts.Permissions != nil {
-		b.opts.Permissions.AgentExited()
+	if b.broker != nil {
+		b.broker.AgentExited()
 	}
 }
 

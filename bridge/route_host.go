@@ -153,7 +153,7 @@ func (b *Bridge) hostRequest(h *Host, msg []byte, env acp.Envelope) {
 		// session/load replays the history before it answers: register the
 		// session now so those updates reach this host.
 		b.addSessionLocked(c.session, c.cwd, h)
-		defer b.permissions().SessionStarted(c.session, c.cwd)
+		defer b.sessionStarted(c.session, c.cwd)
 	}
 	b.calls[bkey] = c
 	h.mu.Lock()
@@ -193,7 +193,7 @@ func (b *Bridge) hostNotification(h *Host, msg []byte, env acp.Envelope) {
 			return
 		}
 		b.log.Info("session cancelled by host", "host", h.ID, "session", sid)
-		b.permissions().CancelSession(sid, "cancelled by host "+h.ID)
+		b.cancelDecisions(sid, "cancelled by host "+h.ID)
 	case acp.MethodCancelRequest:
 		msg = b.translateHostCancel(h, msg, env)
 		if msg == nil {
@@ -291,7 +291,7 @@ func (b *Bridge) invalidHostResponse(h *Host, msg []byte, err error) {
 	}
 	b.log.Warn("host sent an invalid response; it counts as the host abstaining", "host", h.ID, "method", oc.method, "id", truncate(rawID, 64), "err", err)
 	if oc.decision != "" {
-		b.permissions().HostAbstained(h, oc.decision, "invalid response: "+err.Error())
+		b.broker.Abstain(oc.decision, h.ID, "invalid response: "+err.Error())
 		return
 	}
 	b.replyAgentError(oc.agentID, fmt.Errorf("%w: host %s sent an invalid response to %s", acp.ErrNoHost, h.ID, oc.method))
@@ -315,7 +315,7 @@ func (b *Bridge) hostResponse(h *Host, msg []byte, env acp.Envelope) {
 		return
 	}
 	if oc.decision != "" {
-		b.permissions().HostAnswered(h, oc.decision, env.Result.Bytes(msg), env.Error.Bytes(msg))
+		b.hostAnswered(h, oc.decision, env.Result.Bytes(msg), env.Error.Bytes(msg))
 		return
 	}
 	b.answerAgent(oc.agentID, acp.WithID(msg, env.ID, oc.agentID))
@@ -342,7 +342,7 @@ func (b *Bridge) hostLeft(h *Host) {
 	h.mu.Unlock()
 	for _, oc := range outgoing {
 		if oc.decision != "" {
-			b.permissions().HostLeft(h, oc.decision)
+			b.broker.Abstain(oc.decision, h.ID, "host disconnected")
 		} else {
 			b.replyAgentError(oc.agentID, fmt.Errorf("%w: host %s disconnected before answering %s", acp.ErrNoHost, h.ID, oc.method))
 		}
