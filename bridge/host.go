@@ -63,10 +63,21 @@ type outCall struct {
 	decision string // for a presented permission request: the decision id
 }
 
-// NewHost returns a host over conn with a writer queue of queueLen
-// messages (DefaultHostQueueLen when queueLen <= 0). It starts nothing;
-// pass it to Bridge.AddHost.
-func NewHost(id string, conn Conn, blocking bool, queueLen int) *Host {
+// HostOptions configure a [Host]. The zero value is a remote host with the
+// default queue.
+type HostOptions struct {
+	// Blocking makes the agent wait when the host's queue is full (the
+	// stdio IDE); a host that is not blocking is disconnected instead.
+	Blocking bool
+	// QueueLen is the writer queue's length in messages
+	// (DefaultHostQueueLen when 0 or less).
+	QueueLen int
+}
+
+// NewHost returns a host over conn with opts. It starts nothing; pass it
+// to [Bridge.AddHost].
+func NewHost(id string, conn Conn, opts HostOptions) *Host {
+	blocking, queueLen := opts.Blocking, opts.QueueLen
 	if queueLen <= 0 {
 		queueLen = DefaultHostQueueLen
 	}
