@@ -56,7 +56,7 @@ func presentParams(d *confirm.Decision) []byte {
 		s.Warnings = []string{}
 	}
 	var mode confirm.Mode
-	var route string
+	var route confirm.Route
 	if s.Gate != nil {
 		mode, route = s.Gate.Mode, s.Gate.Route
 	}
@@ -68,7 +68,7 @@ func presentParams(d *confirm.Decision) []byte {
 		DisplayedTextSHA256 string                  `json:"displayedTextSha256"`
 		OneOff              bool                    `json:"oneOff,omitempty"`
 		Mode                confirm.Mode            `json:"mode,omitempty"`
-		Route               string                  `json:"route,omitempty"`
+		Route               confirm.Route           `json:"route,omitempty"`
 	}{d.ID(), s.Warnings, s.Command, s.Classification, s.DisplayedTextSHA256, d.OneOff(), mode, route})
 	out := setMember(params, "_meta", "acpmux", meta)
 	if d.OneOff() {
