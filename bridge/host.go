@@ -250,12 +250,12 @@ func (h *Host) mintID() ([]byte, string) {
 // sendRequest sends request msg (envelope env) to the host under a fresh id
 // of the host's, remembering the agent's id (or the decision) to map the
 // host's response back. It reports false when the host is gone.
-func (h *Host) sendRequest(withID func([]byte, acp.Span, []byte) []byte, msg []byte, env acp.Envelope, agentID []byte, decision string) bool {
+func (h *Host) sendRequest(msg []byte, env acp.Envelope, agentID []byte, decision string) bool {
 	hid, hkey := h.mintID()
 	h.mu.Lock()
 	h.outgoing[hkey] = &outCall{agentID: agentID, method: env.Method, decision: decision}
 	h.mu.Unlock()
-	if h.send(withID(msg, env.ID, hid)) {
+	if h.send(acp.WithID(msg, env.ID, hid)) {
 		return true
 	}
 	h.mu.Lock()
@@ -271,7 +271,7 @@ func (h *Host) present(decision string, params []byte) bool {
 	if err != nil {
 		return false
 	}
-	return h.sendRequest(acp.WithID, m, env, nil, decision)
+	return h.sendRequest(m, env, nil, decision)
 }
 
 // withdraw cancels the host's copy of decision with $/cancel_request (if it

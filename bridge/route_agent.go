@@ -221,27 +221,21 @@ func (b *Bridge) agentRequest(msg []byte, env acp.Envelope) {
 		}()
 		return
 	}
-	b.forwardToOwner(msg, env, agentID, sid, "")
+	b.forwardToOwner(msg, env, agentID, sid)
 }
 
 // forwardToOwner sends an agent request to the session's owning host (the
 // primary host when the session is unknown) under a fresh host id.
-func (b *Bridge) forwardToOwner(msg []byte, env acp.Envelope, agentID []byte, sid, decision string) {
+func (b *Bridge) forwardToOwner(msg []byte, env acp.Envelope, agentID []byte, sid string) {
 	b.mu.Lock()
 	h := b.primary
 	if s := b.sessions[sid]; s != nil && s.owner != nil {
 		h = s.owner
 	}
 	b.mu.Unlock()
-	if h == nil || !b.sendRequest(h, msg, env, agentID, decision) {
+	if h == nil || !h.sendRequest(msg, env, agentID, "") {
 		b.replyAgentError(agentID, fmt.Errorf("%w: %s", acp.ErrNoHost, env.Method))
 	}
-}
-
-// sendRequest sends an agent request to h under a fresh id of h's and
-// remembers how to map the response back. It reports false when h is gone.
-func (b *Bridge) sendRequest(h *Host, msg []byte, env acp.Envelope, agentID []byte, decision string) bool {
-	return h.sendRequest(acp.WithID, msg, env, agentID, decision)
 }
 
 // agentCancel handles the agent's $/cancel_request for one of its own
