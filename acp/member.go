@@ -59,37 +59,6 @@ func MemberString(obj []byte, name string) string {
 	return s
 }
 
-// OnlyMembers reports whether obj is a JSON object whose members are all
-// among names (some may be absent).
-func OnlyMembers(obj []byte, names ...string) bool {
-	i := skipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return false
-	}
-	i = skipSpace(obj, i+1)
-	for i < len(obj) && obj[i] == '"' {
-		kEnd := skipString(obj, i)
-		key := obj[i+1 : kEnd-1]
-		ok := false
-		for _, n := range names {
-			if string(key) == n {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			return false
-		}
-		i = skipSpace(obj, kEnd)
-		i = skipSpace(obj, i+1)
-		i = skipSpace(obj, skipValue(obj, i))
-		if i < len(obj) && obj[i] == ',' {
-			i = skipSpace(obj, i+1)
-		}
-	}
-	return true
-}
-
 // Members finds the members names of the JSON object obj in one pass: the
 // span (relative to obj) of names[i]'s value goes to spans[i] (zero when
 // absent; len(spans) must be len(names)). It reports whether obj is an

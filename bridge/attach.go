@@ -59,6 +59,8 @@ func (b *Bridge) attach(h *Host, id, params []byte) {
 	b.mu.Unlock()
 	b.log.Info("host attached to session", "host", h.ID, "session", sid, "historyPolicy", policy)
 	if policy != HistoryNone {
-		b.permissions().HostAttached(sid, h)
+		if b.broker != nil {
+			b.broker.AddPresenter(sid, hostPresenter{h})
+		}
 	}
 }

@@ -2,6 +2,8 @@ package bridge
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"io"
 	"log/slog"
@@ -10,6 +12,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/acpmux/acpmux/confirm"
 )
 
 // DefaultGracePeriod is how long the bridge waits for the agent to exit
@@ -27,18 +31,30 @@ type Options struct {
 	ReplayMaxBytes int
 	// Logger receives the bridge's logs; nil discards them. Never stdout.
 	Logger *slog.Logger
-	// Permissions decides session/request_permission requests; nil forwards
-	// each one to the session's owning host, exactly once.
-	Permissions PermissionRouter
+	// Broker decides session/request_permission requests: each becomes a
+	// decision presented to every host of the session (the owner first)
+	// and to Presenters, and the first valid answer wins
+	// (docs/decisions.md). [New] hands the bridge's sessions to it
+	// ([confirm.Broker.UseSessions]). Nil forwards each request to the
+	// session's owning host, exactly once.
+	Broker *confirm.Broker
+	// Presenters are shown every decision besides the session's hosts
+	// (the HTTP API's [httpapi.Presenter]); unused without Broker.
+	Presenters []confirm.Presenter
 }
 
 // Bridge relays one agent to many hosts. Create it with New, add hosts with
 // AddHost, then call Run.
 type Bridge struct {
-	opts  Options
-	log   *slog.Logger
-	agent *Agent
-	toAgt chan []byte // agent writer queue
+	opts   Options
+	log    *slog.Logger
+	agent  *Agent
+	toAgt  chan []byte     // agent writer queue
+	broker *confirm.Broker // opts.Broker
+	epoch  string          // distinguishes this bridge's agent keys in the decision store
+
+	permMu sync.Mutex        // guards asked
+	asked  map[string]string // agent request key (occurrence) → decision id, while the broker decides it
 
 	hostWG sync.WaitGroup // host reader and writer goroutines
 	permWG sync.WaitGroup // permission goroutines
@@ -112,7 +128,8 @@ type initWaiter struct {
 	id   []byte
 }
 
-// New returns a bridge for agent. It starts nothing.
+// New returns a bridge for agent and hands its sessions to opts.Broker, if
+// any. It starts nothing.
 func New(agent *Agent, opts Options) *Bridge {
 	if opts.GracePeriod <= 0 {
 		opts.GracePeriod = DefaultGracePeriod
@@ -124,14 +141,21 @@ func New(agent *Agent, opts Options) *Bridge {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Bridge{
-		opts: opts, log: log, agent: agent,
+	var e [8]byte
+	rand.Read(e[:])
+	b := &Bridge{
+		opts: opts, log: log, agent: agent, broker: opts.Broker, epoch: hex.EncodeToString(e[:]),
 		toAgt:      make(chan []byte, 1024),
+		asked:      map[string]string{},
 		calls:      map[string]*call{},
 		agentCalls: map[string]string{},
 		primaryEOF: make(chan struct{}),
 		sessions:   map[string]*session{},
 	}
+	if b.broker != nil {
+		b.broker.UseSessions(b)
+	}
+	return b
 }
 
 // ErrClosed is returned by AddHost once the bridge is shutting down.
@@ -160,10 +184,12 @@ func (b *Bridge) AddHost(h *Host) error {
 }
 
 // Run relays until the agent exits, the primary host leaves, or ctx is
-// done, and returns the agent's exit status (128+signal when a signal ended
-// it). Every pending host request is answered, every host's queue flushed,
-// and every goroutine it started has exited when it returns.
-func (b *Bridge) Run(ctx context.Context) int {
+// done. Every pending host request is answered, every host's queue flushed,
+// and every goroutine it started has exited when it returns; the agent's
+// exit status is then [Agent.ExitCode]. It returns nil, or why the bridge
+// stopped the agent itself (it broke the protocol, such as a line over the
+// size limit on its stdout).
+func (b *Bridge) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Add(3)
 	go func() { defer wg.Done(); b.agent.wait() }()
@@ -189,17 +215,17 @@ func (b *Bridge) Run(ctx context.Context) int {
 		// As with a direct pipe: the agent sees EOF and may still answer
 		// what it was sent; the IDE gets every answer until it exits.
 		b.log.Debug("host closed its input; closing the agent's stdin", "host", b.primaryID(), "grace", b.opts.GracePeriod)
-		b.permissions().Stopping("the IDE closed the connection; acpmux is stopping")
+		b.stopDecisions("the IDE closed the connection; acpmux is stopping")
 		b.closeAgentInput()
 		b.agent.Stop(ctx, b.opts.GracePeriod)
 	case <-b.primaryDone():
 		b.log.Debug("host closed the connection; stopping agent", "host", b.primaryID(), "grace", b.opts.GracePeriod)
-		b.permissions().Stopping("the IDE closed the connection; acpmux is stopping")
+		b.stopDecisions("the IDE closed the connection; acpmux is stopping")
 		b.closeAgentInput()
 		b.agent.Stop(ctx, b.opts.GracePeriod)
 	case <-ctx.Done():
 		b.log.Info("stopping agent", "cause", context.Cause(ctx))
-		b.permissions().Stopping("acpmux is stopping: " + context.Cause(ctx).Error())
+		b.stopDecisions("acpmux is stopping: " + context.Cause(ctx).Error())
 		b.closeAgentInput()
 		b.agent.Stop(ctx, b.opts.GracePeriod)
 	}
@@ -211,9 +237,10 @@ func (b *Bridge) Run(ctx context.Context) int {
 	wg.Wait()
 	b.closeHosts()
 	b.hostWG.Wait()
-	code := b.agent.ExitCode()
-	b.log.Info("agent exited", "status", code, "signal", b.agent.exitSignal(), "non_json_lines", b.stats.nonJSON.Load(), "dropped", b.stats.dropped.Load())
-	return code
+	b.log.Info("agent exited", "status", b.agent.ExitCode(), "signal", b.agent.exitSignal(), "non_json_lines", b.stats.nonJSON.Load(), "dropped", b.stats.dropped.Load())
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.agentFailure
 }
 
 // awaitStdout waits, once the agent process has exited, until its stdout

@@ -1,194 +1,21 @@
 package bridge
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"log/slog"
-	"sync"
-	"time"
 
 	"github.com/acpmux/acpmux/acp"
 	"github.com/acpmux/acpmux/confirm"
 )
 
-// BrokerRouter routes the agent's permission requests through a
-// confirm.Broker: each one becomes a decision presented to every host of the
-// session (the owner first) and to the extra presenters (the HTTP API),
-// and the first valid answer wins (docs/decisions.md). It implements
-// PermissionRouter.
-type BrokerRouter struct {
-	br    *confirm.Broker
-	extra []confirm.Presenter
-	epoch string // distinguishes this acpmux process's agent request ids
-	log   *slog.Logger
-
-	mu      sync.Mutex                  // guards pending, shown
-	pending map[string]string           // agent request key → session id, while asked
-	shown   map[string]map[string]*Host // decision id → hosts it was presented to
-}
-
-// NewBrokerRouter returns a router over br. extra presenters (such as
-// httpapi.Presenter) are shown every decision besides the session's hosts.
-func NewBrokerRouter(br *confirm.Broker, log *slog.Logger, extra ...confirm.Presenter) *BrokerRouter {
-	var e [8]byte
-	rand.Read(e[:])
-	if log == nil {
-		log = slog.Default()
-	}
-	return &BrokerRouter{br: br, extra: extra, epoch: hex.EncodeToString(e[:]), log: log, pending: map[string]string{}, shown: map[string]map[string]*Host{}}
-}
-
-// Broker returns the broker the router uses.
-func (r *BrokerRouter) Broker() *confirm.Broker { return r.br }
-
-func (r *BrokerRouter) agentKey(key string) string { return r.epoch + "/" + key }
-
-// Ask implements PermissionRouter.
-func (r *BrokerRouter) Ask(ctx context.Context, req PermissionRequest) (json.RawMessage, error) {
-	r.mu.Lock()
-	r.pending[req.AgentKey] = req.SessionID
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		delete(r.pending, req.AgentKey)
-		r.mu.Unlock()
-	}()
-	if k := acp.DuplicateKey(req.Params); k != "" {
-		// acpmux, the hosts and the page would not all read the same
-		// request (JSON parsers keep different copies of a duplicate).
-		return nil, fmt.Errorf("%w: session/request_permission params have a duplicate member %q", acp.ErrInvalidParams, k)
-	}
-	if req.UnknownSession {
-		return r.br.RefuseUnknownSession(confirm.Request{SessionID: req.SessionID, AgentKey: r.agentKey(req.AgentKey), Params: req.Params})
-	}
-	presenters := make([]confirm.Presenter, 0, len(req.Hosts)+len(r.extra))
-	for _, h := range req.Hosts {
-		presenters = append(presenters, hostPresenter{h, r})
-	}
-	presenters = append(presenters, r.extra...)
-	producer := ""
-	if len(req.Hosts) > 0 {
-		producer = req.Hosts[0].ID
-	}
-	result, err := r.br.Ask(ctx, confirm.Request{
-		Producer:  producer,
-		SessionID: req.SessionID,
-		AgentKey:  r.agentKey(req.AgentKey),
-		Params:    req.Params,
-		Cwd:       req.Cwd,
-	}, presenters)
-	did := confirm.DecisionID(req.SessionID, r.agentKey(req.AgentKey))
-	r.tellWinner(req.SessionID, did)
-	r.mu.Lock()
-	delete(r.shown, did)
-	r.mu.Unlock()
-	return result, err
-}
-
-// HostAnswered implements PermissionRouter: a result is checked strictly
-// by the broker; an error response counts as the host abstaining.
-func (r *BrokerRouter) HostAnswered(h *Host, decision string, result, errObj []byte) {
-	if result == nil {
-		r.br.Abstain(decision, h.ID, "error response: "+string(errObj))
-		return
-	}
-	if err := r.br.AnswerResult(decision, h.ID, result); err != nil {
-		r.log.Warn("host answer not accepted", "host", h.ID, "decision", decision, "err", err)
-	}
-}
-
-// tellWinner sends the resolved notice to the host whose answer closed the
-// decision (the broker withdraws only the other copies), so that it learns
-// its answer was the one delivered. It runs once Ask has returned.
-func (r *BrokerRouter) tellWinner(sid, decision string) {
-	v, err := r.br.Decision(context.Background(), sid, decision)
-	if err != nil || !v.Status.Closed() {
-		return
-	}
-	r.mu.Lock()
-	h := r.shown[decision][v.ResolvedBy]
-	r.mu.Unlock()
-	if h != nil {
-		opt := ""
-		if v.Answer != nil {
-			opt = v.Answer.OptionID
-		}
-		notice, _ := json.Marshal(confirm.ResolvedNotice{SessionID: sid, DecisionID: decision, ToolCallID: v.ToolCall.ToolCallID,
-			Status: v.Status, OptionID: opt, ResolvedBy: v.ResolvedBy, Reason: v.Reason, At: closedAt(v)})
-		h.withdraw(decision, notice)
-	}
-}
-
-func closedAt(v confirm.View) time.Time {
-	if v.ClosedAt != nil {
-		return *v.ClosedAt
-	}
-	return time.Now().UTC()
-}
-
-// HostLeft implements PermissionRouter.
-func (r *BrokerRouter) HostLeft(h *Host, decision string) {
-	r.br.Abstain(decision, h.ID, "host disconnected")
-}
-
-// HostAbstained implements PermissionRouter.
-func (r *BrokerRouter) HostAbstained(h *Host, decision, reason string) {
-	r.br.Abstain(decision, h.ID, reason)
-}
-
-// CancelSession implements PermissionRouter.
-func (r *BrokerRouter) CancelSession(sid, reason string) { r.br.CancelSession(sid, reason) }
-
-// CancelRequest implements PermissionRouter.
-func (r *BrokerRouter) CancelRequest(agentKey string) bool {
-	r.mu.Lock()
-	sid, ok := r.pending[agentKey]
-	r.mu.Unlock()
-	return ok && r.br.CancelRequest(sid, r.agentKey(agentKey))
-}
-
-// ToolCallUpdate implements PermissionRouter.
-func (r *BrokerRouter) ToolCallUpdate(sid string, update []byte) { r.br.ToolCallUpdate(sid, update) }
-
-// SessionStarted implements PermissionRouter.
-func (r *BrokerRouter) SessionStarted(sid, cwd string) { r.br.TrackSession(sid, cwd) }
-
-// HostAttached implements PermissionRouter.
-func (r *BrokerRouter) HostAttached(sid string, h *Host) { r.br.AddPresenter(sid, hostPresenter{h, r}) }
-
-// Stopping implements PermissionRouter: every open decision of every
-// session is cancelled (the agent gets "cancelled"), so that no answer is
-// journalled as delivered to an agent that is being shut down.
-func (r *BrokerRouter) Stopping(reason string) {
-	for _, s := range r.br.Sessions() {
-		r.br.CancelSession(s.SessionID, reason)
-	}
-}
-
-// AgentExited implements PermissionRouter.
-func (r *BrokerRouter) AgentExited() { r.br.AgentExited() }
-
 // hostPresenter shows decisions to one bridge host as ACP
-// session/request_permission requests.
-type hostPresenter struct {
-	h *Host
-	r *BrokerRouter
-}
+// session/request_permission requests. It implements [confirm.Presenter].
+type hostPresenter struct{ h *Host }
 
 func (p hostPresenter) HostID() string { return p.h.ID }
 
 // Present sends the agent's request with the decision's warnings added
 // (presentParams) under a fresh id of the host's.
 func (p hostPresenter) Present(d *confirm.Decision) error {
-	p.r.mu.Lock()
-	if p.r.shown[d.ID()] == nil {
-		p.r.shown[d.ID()] = map[string]*Host{}
-	}
-	p.r.shown[d.ID()][p.h.ID] = p.h
-	p.r.mu.Unlock()
 	if !p.h.present(d.ID(), presentParams(d)) {
 		return errHostGone
 	}
@@ -197,7 +24,19 @@ func (p hostPresenter) Present(d *confirm.Decision) error {
 
 // Withdraw cancels the host's copy and sends the resolved notice.
 func (p hostPresenter) Withdraw(d *confirm.Decision, res confirm.Resolution) {
-	p.h.withdraw(d.ID(), confirm.Notice(d, res))
+	p.h.withdraw(d.ID(), resolvedNotice(d, res))
+}
+
+// Won sends the resolved notice to the host whose answer was delivered
+// (its copy is answered, so there is nothing to cancel).
+func (p hostPresenter) Won(d *confirm.Decision, res confirm.Resolution) {
+	p.h.withdraw(d.ID(), resolvedNotice(d, res))
+}
+
+// resolvedNotice is the _acpmux/permission_resolved notification of d
+// closed as res ([confirm.Notice]).
+func resolvedNotice(d *confirm.Decision, res confirm.Resolution) []byte {
+	return notification(confirm.MethodPermissionResolved, string(confirm.Notice(d, res)))
 }
 
 var errHostGone = &acp.Error{Code: acp.ErrNoHost.Code, Message: "host disconnected"}
@@ -217,7 +56,7 @@ func presentParams(d *confirm.Decision) []byte {
 		s.Warnings = []string{}
 	}
 	var mode confirm.Mode
-	var route string
+	var route confirm.Route
 	if s.Gate != nil {
 		mode, route = s.Gate.Mode, s.Gate.Route
 	}
@@ -229,7 +68,7 @@ func presentParams(d *confirm.Decision) []byte {
 		DisplayedTextSHA256 string                  `json:"displayedTextSha256"`
 		OneOff              bool                    `json:"oneOff,omitempty"`
 		Mode                confirm.Mode            `json:"mode,omitempty"`
-		Route               string                  `json:"route,omitempty"`
+		Route               confirm.Route           `json:"route,omitempty"`
 	}{d.ID(), s.Warnings, s.Command, s.Classification, s.DisplayedTextSHA256, d.OneOff(), mode, route})
 	out := setMember(params, "_meta", "acpmux", meta)
 	if d.OneOff() {

@@ -51,7 +51,9 @@ type brokerFixture struct {
 func newBrokerFixture(t *testing.T, script string, timeout time.Duration, withAPI bool) *brokerFixture {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	br, err := confirm.NewBroker(confirm.Options{DefaultTimeout: timeout, Logger: log})
+	// The circuit breaker is off: these tests deny many requests in a row.
+	off := confirm.Breaker{Consecutive: -1, WindowMax: -1}
+	br, err := confirm.NewBroker(confirm.Options{DefaultTimeout: timeout, Logger: log, Breaker: off})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +72,7 @@ func newBrokerFixture(t *testing.T, script string, timeout time.Duration, withAP
 		f.api.Start()
 		t.Cleanup(f.api.Close)
 	}
-	f.bridge, f.add, f.agentLog = startBridge(t, script, bridge.Options{Permissions: bridge.NewBrokerRouter(br, log, extra...), Logger: log})
+	f.bridge, f.add, f.agentLog = startBridge(t, script, bridge.Options{Broker: br, Presenters: extra, Logger: log})
 	t.Cleanup(func() { cancel(); <-brDone })
 	f.ide = f.add("ide", true, 0)
 	f.ide.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
@@ -181,7 +183,7 @@ func TestAPIAnswerBeatsSlowIDE(t *testing.T) {
 		switch m["method"] {
 		case "$/cancel_request":
 			cancelled = m["params"].(map[string]any)["requestId"] == ideID
-		case bridge.MethodPermissionResolved:
+		case confirm.MethodPermissionResolved:
 			p := m["params"].(map[string]any)
 			resolved = p["decisionId"] == did && p["status"] == "answered" && p["optionId"] == "allow"
 			if !resolved {

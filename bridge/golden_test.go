@@ -67,7 +67,7 @@ func runScripted(t *testing.T, script, hostIn string, opts bridge.Options) trans
 	b := bridge.New(agent, opts)
 	hostR, hostW := io.Pipe() // host → bridge
 	outR, outW := io.Pipe()   // bridge → host
-	b.AddHost(bridge.NewHost("ide", bridge.NewNDJSONConn(hostR, outW, hostR, maxLine), true, 0))
+	b.AddHost(bridge.NewHost("ide", bridge.NewNDJSONConn(hostR, outW, hostR, maxLine), bridge.HostOptions{Blocking: true}))
 
 	var (
 		mu       sync.Mutex
@@ -121,7 +121,8 @@ func runScripted(t *testing.T, script, hostIn string, opts bridge.Options) trans
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	code := b.Run(ctx)
+	b.Run(ctx)
+	code := agent.ExitCode()
 	outW.Close()
 	hostW.Close()
 	<-readDone

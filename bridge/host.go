@@ -63,10 +63,21 @@ type outCall struct {
 	decision string // for a presented permission request: the decision id
 }
 
-// NewHost returns a host over conn with a writer queue of queueLen
-// messages (DefaultHostQueueLen when queueLen <= 0). It starts nothing;
-// pass it to Bridge.AddHost.
-func NewHost(id string, conn Conn, blocking bool, queueLen int) *Host {
+// HostOptions configure a [Host]. The zero value is a remote host with the
+// default queue.
+type HostOptions struct {
+	// Blocking makes the agent wait when the host's queue is full (the
+	// stdio IDE); a host that is not blocking is disconnected instead.
+	Blocking bool
+	// QueueLen is the writer queue's length in messages
+	// (DefaultHostQueueLen when 0 or less).
+	QueueLen int
+}
+
+// NewHost returns a host over conn with opts. It starts nothing; pass it
+// to [Bridge.AddHost].
+func NewHost(id string, conn Conn, opts HostOptions) *Host {
+	blocking, queueLen := opts.Blocking, opts.QueueLen
 	if queueLen <= 0 {
 		queueLen = DefaultHostQueueLen
 	}
@@ -239,12 +250,12 @@ func (h *Host) mintID() ([]byte, string) {
 // sendRequest sends request msg (envelope env) to the host under a fresh id
 // of the host's, remembering the agent's id (or the decision) to map the
 // host's response back. It reports false when the host is gone.
-func (h *Host) sendRequest(withID func([]byte, acp.Span, []byte) []byte, msg []byte, env acp.Envelope, agentID []byte, decision string) bool {
+func (h *Host) sendRequest(msg []byte, env acp.Envelope, agentID []byte, decision string) bool {
 	hid, hkey := h.mintID()
 	h.mu.Lock()
 	h.outgoing[hkey] = &outCall{agentID: agentID, method: env.Method, decision: decision}
 	h.mu.Unlock()
-	if h.send(withID(msg, env.ID, hid)) {
+	if h.send(acp.WithID(msg, env.ID, hid)) {
 		return true
 	}
 	h.mu.Lock()
@@ -260,11 +271,11 @@ func (h *Host) present(decision string, params []byte) bool {
 	if err != nil {
 		return false
 	}
-	return h.sendRequest(acp.WithID, m, env, nil, decision)
+	return h.sendRequest(m, env, nil, decision)
 }
 
 // withdraw cancels the host's copy of decision with $/cancel_request (if it
-// still holds one) and sends notice as an _acpmux/permission_resolved
+// still holds one) and then sends notice, the _acpmux/permission_resolved
 // notification (if not nil).
 func (h *Host) withdraw(decision string, notice []byte) {
 	h.mu.Lock()
@@ -280,6 +291,6 @@ func (h *Host) withdraw(decision string, notice []byte) {
 		h.send(notification(acp.MethodCancelRequest, `{"requestId":`+idFromKey(hid)+`}`))
 	}
 	if notice != nil {
-		h.send(notification(MethodPermissionResolved, string(notice)))
+		h.send(notice)
 	}
 }

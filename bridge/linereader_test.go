@@ -56,7 +56,7 @@ func TestLineReaderLimits(t *testing.T) {
 // buffering without bound.
 func TestBlockingHostQueueIsBoundedInBytes(t *testing.T) {
 	stall := make(chan struct{})
-	h := NewHost("ide", stallConn{stall}, true, 0)
+	h := NewHost("ide", stallConn{stall}, HostOptions{Blocking: true})
 	go h.writeLoop()
 	defer func() { close(stall); h.disconnect(errBridgeClosed) }()
 	msg := bytes.Repeat([]byte("z"), 1<<20)

@@ -21,64 +21,41 @@ const (
 	MethodTurnCancelled = "_acpmux/turn_cancelled"
 )
 
-// ModeRouter is implemented by a PermissionRouter that keeps a plan-mode
-// gate per session (BrokerRouter does). The bridge reports mode selections
-// to it; it never changes what is relayed.
-type ModeRouter interface {
-	// HostSetMode reports host h's session/set_mode (or
-	// session/set_config_option "mode") for session sid: a human act that
-	// engages the gate for the agent's plan mode and leaves it otherwise.
-	HostSetMode(h *Host, sid, modeID string)
-	// AgentMode reports the agent's own mode for sid (current_mode_update,
-	// config_option_update, the session/new result): it can engage the
-	// gate, never leave it.
-	AgentMode(sid, modeID string)
-	// PromptStarted reports a host's session/prompt for sid.
-	PromptStarted(sid string)
-}
-
 // IsPlanMode reports whether modeID is an agent's plan mode: "plan"
 // (Claude Code, Gemini CLI, Qwen Code), in any letter case.
 func IsPlanMode(modeID string) bool { return strings.EqualFold(modeID, "plan") }
 
-func (b *Bridge) modeRouter() ModeRouter {
-	mr, _ := b.opts.Permissions.(ModeRouter)
-	return mr
-}
-
-// trackHostMode reports mode selections and prompts of host h. The request
-// itself is relayed unchanged.
+// trackHostMode reports mode selections and prompts of host h to the
+// broker's plan-mode gate. The request itself is relayed unchanged.
 func (b *Bridge) trackHostMode(h *Host, method string, params []byte) {
-	mr := b.modeRouter()
-	if mr == nil {
+	if b.broker == nil {
 		return
 	}
 	sid := acp.MemberString(params, "sessionId")
 	switch method {
 	case acp.MethodSessionSetMode:
-		mr.HostSetMode(h, sid, acp.MemberString(params, "modeId"))
+		b.hostSetMode(h, sid, acp.MemberString(params, "modeId"))
 	case MethodSessionSetConfigOption:
 		if acp.MemberString(params, "configId") == "mode" {
-			mr.HostSetMode(h, sid, acp.MemberString(params, "value"))
+			b.hostSetMode(h, sid, acp.MemberString(params, "value"))
 		}
 	case acp.MethodSessionPrompt:
-		mr.PromptStarted(sid)
+		b.broker.PromptStarted(sid)
 	}
 }
 
 // trackAgentMode reports the agent's current_mode_update and
 // config_option_update ("mode") session updates.
 func (b *Bridge) trackAgentMode(sid string, update []byte) {
-	mr := b.modeRouter()
-	if mr == nil {
+	if b.broker == nil {
 		return
 	}
 	switch acp.MemberString(update, "sessionUpdate") {
 	case "current_mode_update":
-		mr.AgentMode(sid, acp.MemberString(update, "currentModeId"))
+		b.agentMode(sid, acp.MemberString(update, "currentModeId"))
 	case "config_option_update":
 		if v := modeOption(acp.MemberBytes(update, "configOptions")); v != "" {
-			mr.AgentMode(sid, v)
+			b.agentMode(sid, v)
 		}
 	}
 }
@@ -86,14 +63,13 @@ func (b *Bridge) trackAgentMode(sid string, update []byte) {
 // trackSessionModes reports the mode of a new session from its result
 // (modes.currentModeId, or the "mode" config option).
 func (b *Bridge) trackSessionModes(sid string, result []byte) {
-	mr := b.modeRouter()
-	if mr == nil || sid == "" {
+	if b.broker == nil || sid == "" {
 		return
 	}
 	if m := acp.MemberString(acp.MemberBytes(result, "modes"), "currentModeId"); m != "" {
-		mr.AgentMode(sid, m)
+		b.agentMode(sid, m)
 	} else if v := modeOption(acp.MemberBytes(result, "configOptions")); v != "" {
-		mr.AgentMode(sid, v)
+		b.agentMode(sid, v)
 	}
 }
 
@@ -118,8 +94,8 @@ func modeOption(raw []byte) string {
 // CancelTurn cancels the prompt turn of session sid on acpmux's own
 // initiative (the circuit breaker): session/cancel to the agent, the
 // _acpmux/turn_cancelled notification with reason to every host of the
-// session, and every open decision of the session cancelled. Safe for
-// concurrent use.
+// session, and every open decision of the session cancelled. It implements
+// [confirm.Sessions]. Safe for concurrent use.
 func (b *Bridge) CancelTurn(sid, reason string) {
 	q, _ := json.Marshal(sid)
 	b.toAgent(notification(acp.MethodSessionCancel, `{"sessionId":`+string(q)+`}`))
@@ -134,32 +110,32 @@ func (b *Bridge) CancelTurn(sid, reason string) {
 	for _, h := range hosts {
 		h.send(note)
 	}
-	b.permissions().CancelSession(sid, reason)
+	b.cancelDecisions(sid, reason)
 }
 
-// HostSetMode implements ModeRouter.
-func (r *BrokerRouter) HostSetMode(h *Host, sid, modeID string) {
+// hostSetMode reports host h's session/set_mode (or
+// session/set_config_option "mode") for session sid: a human act that
+// engages the gate for the agent's plan mode and leaves it otherwise.
+func (b *Bridge) hostSetMode(h *Host, sid, modeID string) {
 	m := confirm.ModeDefault
 	if IsPlanMode(modeID) {
 		m = confirm.ModePlan
 	}
-	_, err := r.br.SetMode(sid, m, "host "+h.ID+" selected mode "+modeID)
+	_, err := b.broker.SetMode(sid, m, "host "+h.ID+" selected mode "+modeID)
 	if err != nil && !errors.Is(err, confirm.ErrModeLocked) {
-		r.log.Warn("gate mode not changed", "session", sid, "mode", modeID, "err", err)
+		b.log.Warn("gate mode not changed", "session", sid, "mode", modeID, "err", err)
 	}
 }
 
-// AgentMode implements ModeRouter: the agent's plan mode engages the gate;
-// any other mode of the agent's is only logged.
-func (r *BrokerRouter) AgentMode(sid, modeID string) {
+// agentMode reports the agent's own mode for sid (current_mode_update,
+// config_option_update, the session/new result): its plan mode engages the
+// gate; any other mode of the agent's is only logged (it never leaves it).
+func (b *Bridge) agentMode(sid, modeID string) {
 	if IsPlanMode(modeID) {
-		r.br.EngagePlan(sid, "agent reported mode "+modeID)
+		b.broker.EngagePlan(sid, "agent reported mode "+modeID)
 		return
 	}
-	if m, _ := r.br.GateMode(sid); m == confirm.ModePlan {
-		r.log.Info("the agent reports a mode other than plan; the gate stays in plan mode until a human leaves it", "session", sid, "agentMode", modeID)
+	if m, _ := b.broker.GateMode(sid); m == confirm.ModePlan {
+		b.log.Info("the agent reports a mode other than plan; the gate stays in plan mode until a human leaves it", "session", sid, "agentMode", modeID)
 	}
 }
-
-// PromptStarted implements ModeRouter.
-func (r *BrokerRouter) PromptStarted(sid string) { r.br.PromptStarted(sid) }

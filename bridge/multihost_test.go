@@ -90,7 +90,7 @@ func startBridge(t *testing.T, script string, opts bridge.Options) (b *bridge.Br
 		if stalled {
 			queue = -queue
 		}
-		h.host = bridge.NewHost(id, bridge.NewNDJSONConn(hr, ow, hr, 0), blocking, queue)
+		h.host = bridge.NewHost(id, bridge.NewNDJSONConn(hr, ow, hr, 0), bridge.HostOptions{Blocking: blocking, QueueLen: queue})
 		b.AddHost(h.host)
 		go func() {
 			if stalled {

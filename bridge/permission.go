@@ -3,98 +3,34 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/acpmux/acpmux/acp"
+	"github.com/acpmux/acpmux/confirm"
 )
 
-// PermissionRouter decides the agent's session/request_permission requests
-// (the confirmation broker). The bridge calls Ask on a goroutine of its own
-// per request and answers the agent with what Ask returns; the other
-// methods report events it sees. Implementations must be safe for
-// concurrent use.
-type PermissionRouter interface {
-	// Ask decides one request and returns the raw JSON result the bridge
-	// sends to the agent, or an error the bridge turns into a JSON-RPC
-	// error response (acp.AsError). It blocks until decided.
-	Ask(ctx context.Context, req PermissionRequest) (json.RawMessage, error)
-	// HostAnswered reports host h's response (result or error object, raw)
-	// to its copy of decision.
-	HostAnswered(h *Host, decision string, result, errObj []byte)
-	// HostLeft reports that h disconnected while decision was presented to it.
-	HostLeft(h *Host, decision string)
-	// HostAbstained reports that h's response to its copy of decision was
-	// not a valid JSON-RPC response (reason says why): not an answer, h
-	// abstains and the decision stays open for the other hosts.
-	HostAbstained(h *Host, decision, reason string)
-	// CancelSession closes every open decision of session sid as cancelled.
-	CancelSession(sid, reason string)
-	// CancelRequest closes the decision for the agent request agentKey
-	// (PermissionRequest.AgentKey) because the agent cancelled it; it
-	// reports whether such a decision was open.
-	CancelRequest(agentKey string) bool
-	// ToolCallUpdate reports a tool_call or tool_call_update session update.
-	ToolCallUpdate(sid string, update []byte)
-	// SessionStarted reports a session created, loaded or resumed by a host,
-	// with the working directory the host gave.
-	SessionStarted(sid, cwd string)
-	// HostAttached reports that h attached to session sid; the router
-	// presents it the session's still-open decisions.
-	HostAttached(sid string, h *Host)
-	// AgentExited closes every open decision: the agent is gone.
-	AgentExited()
-	// Stopping closes every open decision because acpmux is shutting
-	// down (the IDE left, or a signal): no answer could reach the agent.
-	Stopping(reason string)
-}
+// The bridge's side of the seam with the broker ([Options.Broker]). One
+// permission request has one key from end to end: its decision id
+// ([confirm.DecisionID] of the session and the agent key the bridge mints),
+// which the bridge keeps while it asks (b.asked), puts on each host's copy
+// (outCall.decision) and hands back with every answer. Without a broker
+// nothing here runs: each request goes to the session's owning host.
 
-// PermissionRequest is one session/request_permission from the agent.
-type PermissionRequest struct {
-	// SessionID is params.sessionId.
-	SessionID string
-	// AgentKey identifies this request among all the agent has sent: an
-	// occurrence number and acp.IDKey of its id (an agent may reuse an id
-	// once it was answered; each use is a new request).
-	AgentKey string
-	// Params is the raw params, never re-encoded.
-	Params json.RawMessage
-	// Cwd is the session's working directory as the host gave it.
-	Cwd string
-	// Hosts are the hosts of the session when the request arrived, owner first.
-	Hosts []*Host
-	// UnknownSession is set when no host created, loaded, resumed or
-	// attached to SessionID: the router then fails closed without opening a
-	// decision or asking anyone (Hosts is empty).
-	UnknownSession bool
-}
-
-// askPermission runs one permission request through the router and answers
-// the agent.
+// askPermission runs one permission request through the broker and answers
+// the agent with what the broker returns.
 func (b *Bridge) askPermission(msg []byte, env acp.Envelope, agentID []byte, occ, sid string) {
-	b.mu.Lock()
-	var hosts []*Host
-	var cwd string
-	s := b.sessions[sid]
-	if s != nil {
-		cwd = s.cwd
-		if s.owner != nil {
-			hosts = append(hosts, s.owner)
-		}
-		for _, h := range s.hosts {
-			if h != s.owner {
-				hosts = append(hosts, h)
-			}
-		}
-	}
-	b.mu.Unlock()
-	req := PermissionRequest{
-		SessionID:      sid,
-		AgentKey:       occ,
-		Params:         append(json.RawMessage(nil), env.Params.Bytes(msg)...),
-		Cwd:            cwd,
-		Hosts:          hosts,
-		UnknownSession: s == nil,
-	}
-	result, err := b.opts.Permissions.Ask(context.Background(), req)
+	params := append(json.RawMessage(nil), env.Params.Bytes(msg)...)
+	req := confirm.Request{SessionID: sid, AgentKey: b.epoch + "/" + occ, Params: params}
+	did := confirm.DecisionID(sid, req.AgentKey)
+	b.permMu.Lock()
+	b.asked[occ] = did
+	b.permMu.Unlock()
+	defer func() {
+		b.permMu.Lock()
+		delete(b.asked, occ)
+		b.permMu.Unlock()
+	}()
+	result, err := b.decide(req)
 	if err != nil {
 		b.replyAgentError(agentID, err)
 		return
@@ -102,32 +38,99 @@ func (b *Bridge) askPermission(msg []byte, env acp.Envelope, agentID []byte, occ
 	b.answerAgent(agentID, resultMessage(agentID, result))
 }
 
-// MethodPermissionResolved is acpmux's notification telling a host that a
-// permission request it was shown is closed: params
-// {"sessionId", "decisionId", "toolCallId", "status", "optionId"?,
-// "resolvedBy"?, "reason"?}. See docs/protocol.md.
-const MethodPermissionResolved = "_acpmux/permission_resolved"
-
-// permissions returns the router, or one that does nothing.
-func (b *Bridge) permissions() PermissionRouter {
-	if b.opts.Permissions != nil {
-		return b.opts.Permissions
+// decide asks the broker about req: the session's hosts (owner first) and
+// the extra presenters are shown it, or an unknown session's request is
+// refused without asking anyone.
+func (b *Bridge) decide(req confirm.Request) (json.RawMessage, error) {
+	if k := acp.DuplicateKey(req.Params); k != "" {
+		// acpmux, the hosts and the page would not all read the same
+		// request (JSON parsers keep different copies of a duplicate).
+		return nil, fmt.Errorf("%w: session/request_permission params have a duplicate member %q", acp.ErrInvalidParams, k)
 	}
-	return noRouter{}
+	hosts, cwd, known := b.sessionHosts(req.SessionID)
+	if !known {
+		return b.broker.RefuseUnknownSession(req)
+	}
+	req.Cwd = cwd
+	presenters := make([]confirm.Presenter, 0, len(hosts)+len(b.opts.Presenters))
+	for _, h := range hosts {
+		presenters = append(presenters, hostPresenter{h})
+	}
+	presenters = append(presenters, b.opts.Presenters...)
+	if len(hosts) > 0 {
+		req.Producer = hosts[0].ID
+	}
+	return b.broker.Ask(context.Background(), req, presenters)
 }
 
-type noRouter struct{}
-
-func (noRouter) Ask(context.Context, PermissionRequest) (json.RawMessage, error) {
-	return nil, acp.ErrInternal
+// sessionHosts returns the hosts of session sid, owner first, its working
+// directory, and whether a host created, loaded, resumed or attached to it.
+func (b *Bridge) sessionHosts(sid string) (hosts []*Host, cwd string, known bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.sessions[sid]
+	if s == nil {
+		return nil, "", false
+	}
+	if s.owner != nil {
+		hosts = append(hosts, s.owner)
+	}
+	for _, h := range s.hosts {
+		if h != s.owner {
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts, s.cwd, true
 }
-func (noRouter) HostAnswered(*Host, string, []byte, []byte) {}
-func (noRouter) HostLeft(*Host, string)                     {}
-func (noRouter) HostAbstained(*Host, string, string)        {}
-func (noRouter) CancelSession(string, string)               {}
-func (noRouter) CancelRequest(string) bool                  { return false }
-func (noRouter) ToolCallUpdate(string, []byte)              {}
-func (noRouter) SessionStarted(string, string)              {}
-func (noRouter) HostAttached(string, *Host)                 {}
-func (noRouter) AgentExited()                               {}
-func (noRouter) Stopping(string)                            {}
+
+// cancelAsked cancels the decision of the agent request occ, if the bridge
+// is asking the broker about it; it reports whether one was open.
+func (b *Bridge) cancelAsked(occ string) bool {
+	if b.broker == nil {
+		return false
+	}
+	b.permMu.Lock()
+	did, ok := b.asked[occ]
+	b.permMu.Unlock()
+	return ok && b.broker.CancelRequest(did)
+}
+
+// hostAnswered hands host h's response to its copy of decision to the
+// broker: a result is checked strictly; an error response counts as the
+// host abstaining.
+func (b *Bridge) hostAnswered(h *Host, decision string, result, errObj []byte) {
+	if result == nil {
+		b.broker.Abstain(decision, h.ID, "error response: "+string(errObj))
+		return
+	}
+	if err := b.broker.AnswerResult(decision, h.ID, result); err != nil {
+		b.log.Warn("host answer not accepted", "host", h.ID, "decision", decision, "err", err)
+	}
+}
+
+// sessionStarted tells the broker of a session a host created, loaded or
+// resumed, with the working directory the host gave.
+func (b *Bridge) sessionStarted(sid, cwd string) {
+	if b.broker != nil {
+		b.broker.TrackSession(sid, cwd)
+	}
+}
+
+// cancelDecisions closes every open decision of session sid as cancelled.
+func (b *Bridge) cancelDecisions(sid, reason string) {
+	if b.broker != nil {
+		b.broker.CancelSession(sid, reason)
+	}
+}
+
+// stopDecisions cancels every open decision of every session because
+// acpmux is shutting down (the agent gets "cancelled"), so that no answer
+// is journalled as delivered to an agent that is being stopped.
+func (b *Bridge) stopDecisions(reason string) {
+	if b.broker == nil {
+		return
+	}
+	for _, s := range b.broker.Sessions() {
+		b.broker.CancelSession(s.SessionID, reason)
+	}
+}

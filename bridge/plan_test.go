@@ -39,10 +39,6 @@ func newPlanFixture(t *testing.T, script string, opts confirm.Options, withAPI .
 	if opts.DefaultTimeout == 0 {
 		opts.DefaultTimeout = time.Minute
 	}
-	bridgeOf := make(chan *bridge.Bridge, 1)
-	if opts.CancelTurn == nil {
-		opts.CancelTurn = func(sid, reason string) { b := <-bridgeOf; bridgeOf <- b; b.CancelTurn(sid, reason) }
-	}
 	br, err := confirm.NewBroker(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -59,9 +55,7 @@ func newPlanFixture(t *testing.T, script string, opts confirm.Options, withAPI .
 		t.Cleanup(f.api.Close)
 		extra = append(extra, httpapi.Presenter{})
 	}
-	var b *bridge.Bridge
-	b, f.add, f.agentLog = startBridge(t, script, bridge.Options{Permissions: bridge.NewBrokerRouter(br, log, extra...), Logger: log})
-	bridgeOf <- b
+	f.bridge, f.add, f.agentLog = startBridge(t, script, bridge.Options{Broker: br, Presenters: extra, Logger: log})
 	t.Cleanup(func() { cancel(); <-brDone })
 	f.ide = f.add("ide", true, 0)
 	f.ide.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)

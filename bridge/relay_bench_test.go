@@ -19,7 +19,7 @@ func (c discardConn) Close() error                 { return nil }
 func BenchmarkAgentNotification(b *testing.B) {
 	br := New(&Agent{exited: make(chan struct{})}, Options{})
 	conn := discardConn{done: make(chan struct{})}
-	h := NewHost("bench", conn, true, 0)
+	h := NewHost("bench", conn, HostOptions{Blocking: true})
 	br.mu.Lock()
 	br.primary = h
 	br.hosts = []*Host{h}

@@ -134,7 +134,7 @@ func (b *Bridge) agentResponse(msg []byte, env acp.Envelope) {
 		if sid := acp.MemberString(result, "sessionId"); sid != "" {
 			b.addSessionLocked(sid, c.cwd, c.host)
 			defer b.log.Info("session created", "session", sid, "host", c.host.ID, "cwd", c.cwd) // after b.mu is released
-			defer b.permissions().SessionStarted(sid, c.cwd)
+			defer b.sessionStarted(sid, c.cwd)
 			defer b.trackSessionModes(sid, result)
 		}
 	case acp.MethodSessionPrompt:
@@ -181,7 +181,7 @@ func (b *Bridge) agentNotification(msg []byte, env acp.Envelope) {
 		}
 	}
 	b.mu.Unlock()
-	if update != nil && b.opts.Permissions != nil {
+	if update != nil && b.broker != nil {
 		kind := u.Kind.Bytes(msg)
 		if u.UpdateOther { // an escaped member name may still be sessionUpdate
 			kind = acp.MemberBytes(update, "sessionUpdate")
@@ -190,7 +190,7 @@ func (b *Bridge) agentNotification(msg []byte, env acp.Envelope) {
 		switch string(kind) {
 		case `"tool_call"`, `"tool_call_update"`:
 			sid, _ := acp.StringValue(sidRaw)
-			b.opts.Permissions.ToolCallUpdate(sid, update)
+			b.broker.ToolCallUpdate(sid, update)
 		case `"current_mode_update"`, `"config_option_update"`:
 			sid, _ := acp.StringValue(sidRaw)
 			b.trackAgentMode(sid, update)
@@ -218,7 +218,7 @@ func (b *Bridge) agentRequest(msg []byte, env acp.Envelope) {
 	b.agentCalls[key] = occ
 	b.mu.Unlock()
 	sid := acp.MemberString(env.Params.Bytes(msg), "sessionId")
-	if env.Method == acp.MethodRequestPermission && b.opts.Permissions != nil {
+	if env.Method == acp.MethodRequestPermission && b.broker != nil {
 		b.permWG.Add(1)
 		go func() {
 			defer b.permWG.Done()
@@ -226,27 +226,21 @@ func (b *Bridge) agentRequest(msg []byte, env acp.Envelope) {
 		}()
 		return
 	}
-	b.forwardToOwner(msg, env, agentID, sid, "")
+	b.forwardToOwner(msg, env, agentID, sid)
 }
 
 // forwardToOwner sends an agent request to the session's owning host (the
 // primary host when the session is unknown) under a fresh host id.
-func (b *Bridge) forwardToOwner(msg []byte, env acp.Envelope, agentID []byte, sid, decision string) {
+func (b *Bridge) forwardToOwner(msg []byte, env acp.Envelope, agentID []byte, sid string) {
 	b.mu.Lock()
 	h := b.primary
 	if s := b.sessions[sid]; s != nil && s.owner != nil {
 		h = s.owner
 	}
 	b.mu.Unlock()
-	if h == nil || !b.sendRequest(h, msg, env, agentID, decision) {
+	if h == nil || !h.sendRequest(msg, env, agentID, "") {
 		b.replyAgentError(agentID, fmt.Errorf("%w: %s", acp.ErrNoHost, env.Method))
 	}
-}
-
-// sendRequest sends an agent request to h under a fresh id of h's and
-// remembers how to map the response back. It reports false when h is gone.
-func (b *Bridge) sendRequest(h *Host, msg []byte, env acp.Envelope, agentID []byte, decision string) bool {
-	return h.sendRequest(acp.WithID, msg, env, agentID, decision)
 }
 
 // agentCancel handles the agent's $/cancel_request for one of its own
@@ -264,7 +258,7 @@ func (b *Bridge) agentCancel(params []byte) {
 	if !inFlight {
 		return
 	}
-	if b.opts.Permissions != nil && b.opts.Permissions.CancelRequest(occ) {
+	if b.cancelAsked(occ) {
 		return
 	}
 	b.mu.Lock()
@@ -310,8 +304,8 @@ func (b *Bridge) agentExited() {
 	for _, w := range waiters {
 		b.replyError(w.host, w.id, errExit)
 	}
-	if b.opts.Permissions != nil {
-		b.opts.Permissions.AgentExited()
+	if b.broker != nil {
+		b.broker.AgentExited()
 	}
 }
 

@@ -93,79 +93,45 @@ func (b *Bridge) hostBatch(h *Host, msg []byte) {
 	}
 }
 
-// hostRequest forwards a host request to the agent under a fresh bridge id.
+// hostRequest forwards a host request to the agent under a fresh bridge id,
+// in steps: note mode selections, serve session/attach itself, refuse what
+// cannot go (admitLocked), answer a repeated initialize from the cache,
+// start a prompt turn, register a session/load or session/resume, then
+// echo the prompt to the session's other hosts and send the request.
 func (b *Bridge) hostRequest(h *Host, msg []byte, env acp.Envelope) {
-	hostKey := acp.IDKey(env.ID.Bytes(msg))
-	origID := append([]byte(nil), env.ID.Bytes(msg)...)
 	params := env.Params.Bytes(msg)
-	c := &call{host: h, origID: origID, hostKey: hostKey, method: env.Method}
-	switch env.Method {
-	case acp.MethodSessionLoad, acp.MethodSessionResume, acp.MethodSessionPrompt:
-		c.session = acp.MemberString(params, "sessionId")
-	}
-	switch env.Method {
-	case acp.MethodSessionNew, acp.MethodSessionLoad, acp.MethodSessionResume:
-		c.cwd = acp.MemberString(params, "cwd")
-	}
-
+	c := newCall(h, msg, env)
 	b.trackHostMode(h, env.Method, params)
 	if env.Method == MethodSessionAttach {
-		b.attach(h, origID, params)
+		b.attach(h, c.origID, params)
 		return
 	}
 	bid, bkey := b.mintBridgeID()
 	b.mu.Lock()
-	if _, dup := h.inflightLocked(hostKey); dup {
+	if err := b.admitLocked(h, c); err != nil {
 		b.mu.Unlock()
-		b.replyError(h, nil, fmt.Errorf("%w: request id %s already in use", acp.ErrInvalidRequest, origID))
+		b.replyError(h, errID(err, c.origID), err)
 		return
 	}
-	if b.agentGone {
+	if env.Method == acp.MethodInitialize && b.initCachedLocked(h, c.origID) {
 		b.mu.Unlock()
-		b.replyError(h, origID, acp.ErrAgentExited)
 		return
 	}
-	if env.Method == acp.MethodInitialize {
-		if b.init.result != nil {
-			b.mu.Unlock()
-			h.send(resultMessage(origID, b.init.result))
-			return
-		}
-		if b.init.pending {
-			b.init.waiters = append(b.init.waiters, initWaiter{h, origID})
-			b.mu.Unlock()
-			return
-		}
-		b.init.pending = true
-	}
-	var echo [][]byte
-	var echoTo []*Host
-	if env.Method == acp.MethodSessionPrompt {
-		if s := b.sessions[c.session]; s != nil {
-			if s.turn != nil && s.turn != h {
-				b.mu.Unlock()
-				b.replyError(h, origID, fmt.Errorf("%w: host %s is running a prompt turn of session %s", acp.ErrTurnInProgress, s.turn.ID, c.session))
-				return
-			}
-			s.turn = h
-			// The prompt goes into the replay log and to the other hosts as
-			// user_message_chunk updates (a late joiner sees what was asked).
-			echo = promptEcho(params)
-			echoTo = s.hosts
-			for _, m := range echo {
-				s.replay.append(m, acp.Member(m, "params").Bytes(m), nil)
-			}
-		}
+	echo, echoTo, err := b.startTurnLocked(h, c, params)
+	if err != nil {
+		b.mu.Unlock()
+		b.replyError(h, c.origID, err)
+		return
 	}
 	if env.Method == acp.MethodSessionLoad || env.Method == acp.MethodSessionResume {
 		// session/load replays the history before it answers: register the
 		// session now so those updates reach this host.
 		b.addSessionLocked(c.session, c.cwd, h)
-		defer b.permissions().SessionStarted(c.session, c.cwd)
+		defer b.sessionStarted(c.session, c.cwd)
 	}
 	b.calls[bkey] = c
 	h.mu.Lock()
-	h.inflight[hostKey] = bkey
+	h.inflight[c.hostKey] = bkey
 	h.mu.Unlock()
 	b.mu.Unlock()
 
@@ -176,8 +142,99 @@ func (b *Bridge) hostRequest(h *Host, msg []byte, env acp.Envelope) {
 			}
 		}
 	}
+	b.forwardRequest(h, c, bid, bkey, msg, env)
+}
+
+// newCall returns the record of host request msg: the host's id, and the
+// session id and working directory of the methods that name them.
+func newCall(h *Host, msg []byte, env acp.Envelope) *call {
+	origID := append([]byte(nil), env.ID.Bytes(msg)...)
+	params := env.Params.Bytes(msg)
+	c := &call{host: h, origID: origID, hostKey: acp.IDKey(origID), method: env.Method}
+	switch env.Method {
+	case acp.MethodSessionLoad, acp.MethodSessionResume, acp.MethodSessionPrompt:
+		c.session = acp.MemberString(params, "sessionId")
+	}
+	switch env.Method {
+	case acp.MethodSessionNew, acp.MethodSessionLoad, acp.MethodSessionResume:
+		c.cwd = acp.MemberString(params, "cwd")
+	}
+	return c
+}
+
+// errDuplicateID marks admitLocked's refusal of an id already in flight:
+// its error response has a null id (the id names another request).
+type errDuplicateID struct{ error }
+
+func (e errDuplicateID) Unwrap() error { return e.error }
+
+// errID returns the id an error response to c carries: null for a
+// duplicate id, else the host's own.
+func errID(err error, origID []byte) []byte {
+	if _, dup := err.(errDuplicateID); dup {
+		return nil
+	}
+	return origID
+}
+
+// admitLocked refuses a request whose id the host already has in flight
+// (-32600) or that comes after the agent exited. b.mu is held.
+func (b *Bridge) admitLocked(h *Host, c *call) error {
+	if _, dup := h.inflightLocked(c.hostKey); dup {
+		return errDuplicateID{fmt.Errorf("%w: request id %s already in use", acp.ErrInvalidRequest, c.origID)}
+	}
+	if b.agentGone {
+		return acp.ErrAgentExited
+	}
+	return nil
+}
+
+// initCachedLocked answers an initialize from the agent's cached result,
+// or queues it behind the first one still in flight; it reports whether it
+// did either (false: this initialize goes to the agent). b.mu is held.
+func (b *Bridge) initCachedLocked(h *Host, origID []byte) bool {
+	if b.init.result != nil {
+		h.send(resultMessage(origID, b.init.result))
+		return true
+	}
+	if b.init.pending {
+		b.init.waiters = append(b.init.waiters, initWaiter{h, origID})
+		return true
+	}
+	b.init.pending = true
+	return false
+}
+
+// startTurnLocked makes h the host of c's prompt turn, refusing a second
+// host's prompt while one runs (ErrTurnInProgress). The prompt goes into
+// the replay log and is returned as user_message_chunk updates for the
+// other hosts (a late joiner sees what was asked). Other methods pass.
+// b.mu is held.
+func (b *Bridge) startTurnLocked(h *Host, c *call, params []byte) (echo [][]byte, echoTo []*Host, err error) {
+	if c.method != acp.MethodSessionPrompt {
+		return nil, nil, nil
+	}
+	s := b.sessions[c.session]
+	if s == nil {
+		return nil, nil, nil
+	}
+	if s.turn != nil && s.turn != h {
+		return nil, nil, fmt.Errorf("%w: host %s is running a prompt turn of session %s", acp.ErrTurnInProgress, s.turn.ID, c.session)
+	}
+	s.turn = h
+	echo = promptEcho(params)
+	for _, m := range echo {
+		s.replay.append(m, acp.Member(m, "params").Bytes(m), nil)
+	}
+	return echo, s.hosts, nil
+}
+
+// forwardRequest sends registered call c to the agent under bridge id bid
+// (an initialize asks for protocol version 1); if the agent is gone, the
+// host gets ErrAgentExited.
+func (b *Bridge) forwardRequest(h *Host, c *call, bid []byte, bkey string, msg []byte, env acp.Envelope) {
 	if env.Method == acp.MethodInitialize {
-		asked := acp.MemberBytes(params, "protocolVersion")
+		asked := acp.MemberBytes(env.Params.Bytes(msg), "protocolVersion")
 		var changed bool
 		if msg, env, changed = initializeV1(msg, env); changed {
 			b.log.Info("host asked for another ACP protocol version; asking the agent for v1", "host", h.ID, "asked", truncate(asked, 32))
@@ -185,7 +242,7 @@ func (b *Bridge) hostRequest(h *Host, msg []byte, env acp.Envelope) {
 	}
 	if !b.toAgent(acp.WithID(msg, env.ID, bid)) {
 		b.completeCall(bkey)
-		b.replyError(h, origID, acp.ErrAgentExited)
+		b.replyError(h, c.origID, acp.ErrAgentExited)
 	}
 }
 
@@ -201,7 +258,7 @@ func (b *Bridge) hostNotification(h *Host, msg []byte, env acp.Envelope) {
 			return
 		}
 		b.log.Info("session cancelled by host", "host", h.ID, "session", sid)
-		b.permissions().CancelSession(sid, "cancelled by host "+h.ID)
+		b.cancelDecisions(sid, "cancelled by host "+h.ID)
 	case acp.MethodCancelRequest:
 		msg = b.translateHostCancel(h, msg, env)
 		if msg == nil {
@@ -299,7 +356,7 @@ func (b *Bridge) invalidHostResponse(h *Host, msg []byte, err error) {
 	}
 	b.log.Warn("host sent an invalid response; it counts as the host abstaining", "host", h.ID, "method", oc.method, "id", truncate(rawID, 64), "err", err)
 	if oc.decision != "" {
-		b.permissions().HostAbstained(h, oc.decision, "invalid response: "+err.Error())
+		b.broker.Abstain(oc.decision, h.ID, "invalid response: "+err.Error())
 		return
 	}
 	b.replyAgentError(oc.agentID, fmt.Errorf("%w: host %s sent an invalid response to %s", acp.ErrNoHost, h.ID, oc.method))
@@ -323,7 +380,7 @@ func (b *Bridge) hostResponse(h *Host, msg []byte, env acp.Envelope) {
 		return
 	}
 	if oc.decision != "" {
-		b.permissions().HostAnswered(h, oc.decision, env.Result.Bytes(msg), env.Error.Bytes(msg))
+		b.hostAnswered(h, oc.decision, env.Result.Bytes(msg), env.Error.Bytes(msg))
 		return
 	}
 	b.answerAgent(oc.agentID, acp.WithID(msg, env.ID, oc.agentID))
@@ -350,7 +407,7 @@ func (b *Bridge) hostLeft(h *Host) {
 	h.mu.Unlock()
 	for _, oc := range outgoing {
 		if oc.decision != "" {
-			b.permissions().HostLeft(h, oc.decision)
+			b.broker.Abstain(oc.decision, h.ID, "host disconnected")
 		} else {
 			b.replyAgentError(oc.agentID, fmt.Errorf("%w: host %s disconnected before answering %s", acp.ErrNoHost, h.ID, oc.method))
 		}

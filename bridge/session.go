@@ -8,7 +8,8 @@ import (
 
 // SessionAlive reports whether session sid is known to the bridge and its
 // agent is still running: the revalidation a confirmation needs before its
-// answer reaches the agent (docs/decisions.md). Safe for concurrent use.
+// answer reaches the agent (docs/decisions.md). It implements
+// [confirm.Sessions]. Safe for concurrent use.
 func (b *Bridge) SessionAlive(sid string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()

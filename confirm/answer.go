@@ -242,11 +242,15 @@ func parseResult(result json.RawMessage) (optionID string, cancelled bool, err e
 	return "", false, fmt.Errorf("unknown outcome %q", kind)
 }
 
-// revalidate runs the gate's checks (revalidateGate) and then
-// Options.Revalidate on d's snapshot.
+// revalidate runs the gate's checks (revalidateGate), asks the bridge
+// whether the session is alive, and then runs Options.Revalidate on d's
+// snapshot.
 func (b *Broker) revalidate(ctx context.Context, d *Decision) error {
 	if err := b.revalidateGate(d); err != nil {
 		return err
+	}
+	if s := b.bridge(); s != nil && !s.SessionAlive(d.snap.SessionID) {
+		return errSessionGone
 	}
 	if b.opts.Revalidate != nil {
 		return b.opts.Revalidate(ctx, d.snap.clone())

@@ -24,7 +24,7 @@ type PlanItem struct {
 	Reasons    []string  `json:"reasons,omitempty"`
 	Preview    string    `json:"preview,omitempty"` // from diff content
 	Mode       Mode      `json:"mode"`
-	Route      string    `json:"route"`
+	Route      Route     `json:"route"`
 	Policy     string    `json:"policy"`   // the policy verdict: allow, ask, deny, "" (no rule)
 	Decision   string    `json:"decision"` // what the agent got: allow or deny
 	DecidedBy  string    `json:"decidedBy"`

@@ -31,6 +31,7 @@ func (h *benchHost) Present(d *confirm.Decision) error {
 	return nil
 }
 func (h *benchHost) Withdraw(*confirm.Decision, confirm.Resolution) {}
+func (h *benchHost) Won(*confirm.Decision, confirm.Resolution)      {}
 
 func (h *benchHost) run() {
 	res := json.RawMessage(selected("allow-once"))

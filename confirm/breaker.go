@@ -46,10 +46,11 @@ type breakerState struct {
 
 // countOutcome feeds one closed decision of sessionID into the breaker:
 // denied is whether the agent got no approval. When it trips, the turn is
-// cancelled through Options.CancelTurn. Closings that ended the turn
+// cancelled through [Sessions.CancelTurn]. Closings that ended the turn
 // anyway (session/cancel, agent exit) are not counted.
 func (b *Broker) countOutcome(sessionID string, denied bool, reason string) {
-	if b.opts.CancelTurn == nil || turnEnded[reason] || reason == ReasonBreaker {
+	sess := b.bridge()
+	if sess == nil || turnEnded[reason] || reason == ReasonBreaker {
 		return
 	}
 	cfg := b.opts.Breaker.withDefaults()
@@ -86,9 +87,7 @@ func (b *Broker) countOutcome(sessionID string, denied bool, reason string) {
 		return
 	}
 	b.log.Warn("confirm: circuit breaker tripped; cancelling the prompt turn", "session", sessionID, "why", why)
-	if b.opts.CancelTurn != nil {
-		b.opts.CancelTurn(sessionID, "acpmux circuit breaker: "+why+". "+BreakerNotice)
-	}
+	sess.CancelTurn(sessionID, "acpmux circuit breaker: "+why+". "+BreakerNotice)
 }
 
 // BreakerNotice is the text hosts are told when the breaker cancels a turn.

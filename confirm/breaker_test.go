@@ -25,11 +25,12 @@ type breakerRig struct {
 func newBreakerRig(t *testing.T, cfg confirm.Breaker) *breakerRig {
 	r := &breakerRig{t: t}
 	pol := mustPolicy(t, "[[rule]]\nname='no-rm'\ndecision='deny'\ncommand='rm *'\n[[rule]]\nname='ok-ls'\ndecision='allow'\ncommand='ls*'")
-	r.b = newBroker(t, confirm.Options{Classify: classifyCmd, Policy: pol, Breaker: cfg, CancelTurn: func(sid, reason string) {
+	r.b = newBroker(t, confirm.Options{Classify: classifyCmd, Policy: pol, Breaker: cfg})
+	r.b.UseSessions(turnCanceller(func(sid, reason string) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.cancels = append(r.cancels, reason)
-	}})
+	}))
 	return r
 }
 

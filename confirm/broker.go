@@ -14,9 +14,9 @@ import (
 )
 
 // Presenter is a host that can be shown a decision: a bridge host (the stdio
-// IDE, a WebSocket client, a stream-json script) or the HTTP API. Its
-// methods must not block (the bridge enqueues) and must not call back into
-// the Broker synchronously.
+// IDE, a WebSocket client) or the HTTP API. Its methods are called without
+// the broker's locks held; they should return quickly (a bridge host only
+// enqueues) and must not call back into the Broker synchronously.
 type Presenter interface {
 	// HostID returns the host's id, unique among the bridge's hosts and
 	// stable for the host's connection. It names the host in the journal.
@@ -26,10 +26,15 @@ type Presenter interface {
 	// disconnects or fails calls Broker.Abstain. An error counts as the host
 	// abstaining.
 	Present(d *Decision) error
-	// Withdraw tells the host that d is closed: the bridge sends
-	// $/cancel_request for the host's copy plus an _acpmux/permission_resolved
-	// notification (ResolvedNotice); res says how it ended and by whom.
+	// Withdraw tells a host whose answer did not win that d is closed: the
+	// bridge sends $/cancel_request for the host's copy plus an
+	// _acpmux/permission_resolved notification ([Notice]); res says how it
+	// ended and by whom.
 	Withdraw(d *Decision, res Resolution)
+	// Won tells the host whose answer closed d that its answer is the one
+	// delivered: the bridge sends it the _acpmux/permission_resolved
+	// notification ([Notice]) alone.
+	Won(d *Decision, res Resolution)
 }
 
 // Options configure a Broker. The zero value is usable: no store, the
@@ -61,9 +66,9 @@ type Options struct {
 	// becomes class "unknown".
 	Classify func(command string) Classification
 	// Revalidate is called after a host's answer won the in-memory claim and
-	// before it is committed, unless the chosen option is a reject option. A
-	// non-nil error (session gone, mode revision changed, ...) fails the
-	// decision closed with reason stale. Nil means no revalidation.
+	// before it is committed, unless the chosen option is a reject option,
+	// once [Sessions.SessionAlive] said yes. A non-nil error fails the
+	// decision closed with reason stale. Nil means no further check.
 	Revalidate func(ctx context.Context, s Snapshot) error
 
 	// Mode is the gate mode every session starts in (--mode); "" means
@@ -75,12 +80,9 @@ type Options struct {
 	// Agent names the agent for policy rules' agent matcher and remembered
 	// verdicts (the base name of the agent command).
 	Agent string
-	// Breaker configures the circuit breaker (breaker.go).
+	// Breaker configures the circuit breaker; it cancels turns through the
+	// [Sessions] given to [Broker.UseSessions] and is off without them.
 	Breaker Breaker
-	// CancelTurn is called when the circuit breaker trips in sessionID: the
-	// bridge sends session/cancel to the agent and tells every host reason.
-	// It must not block for long. Nil turns the circuit breaker off.
-	CancelTurn func(sessionID, reason string)
 }
 
 // Default limits of a Broker.
@@ -99,8 +101,9 @@ type Broker struct {
 	log   *slog.Logger
 	now   func() time.Time
 
-	mu        sync.Mutex // guards sessions, byID, openTotal, stopped, gone
+	mu        sync.Mutex // guards sessions, byID, openTotal, stopped, gone, sess
 	sessions  map[string]*session
+	sess      Sessions // the bridge's sessions (UseSessions), or nil
 	byID      map[string]*Decision
 	openTotal int // decisions in the open sets of all sessions
 	stopped   bool

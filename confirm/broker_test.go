@@ -363,7 +363,7 @@ func TestAgentCancelRequest(t *testing.T) {
 	ide := newHost("ide")
 	ch := ask(b, req("s", "e/n9"), ide)
 	ide.wait(t)
-	if !b.CancelRequest("s", "e/n9") {
+	if !b.CancelRequest(confirm.DecisionID("s", "e/n9")) {
 		t.Fatal("CancelRequest found nothing")
 	}
 	r := await(t, ch)
@@ -373,7 +373,7 @@ func TestAgentCancelRequest(t *testing.T) {
 	if w := ide.withdrawals(); len(w) != 1 || w[0].Reason != confirm.ReasonAgentCancelled {
 		t.Fatalf("withdrawals %+v", w)
 	}
-	if b.CancelRequest("s", "e/n9") {
+	if b.CancelRequest(confirm.DecisionID("s", "e/n9")) {
 		t.Fatal("cancelled twice")
 	}
 }

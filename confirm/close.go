@@ -101,9 +101,13 @@ func (b *Broker) finish(d *Decision, t Transition) {
 		d.timer.Stop()
 	}
 	var others []Presenter
+	var winner Presenter
 	var evs []Event
 	for _, id := range d.order {
 		h := d.hosts[id]
+		if id == t.By && h.presented {
+			winner = h.p
+		}
 		if id == t.By || h.presenting || !h.presented || h.withdrawn {
 			continue // a host still in Present withdraws itself when it returns
 		}
@@ -117,6 +121,9 @@ func (b *Broker) finish(d *Decision, t Transition) {
 	b.persist(d, evs...)
 	for _, p := range others {
 		p.Withdraw(d, res)
+	}
+	if winner != nil {
+		winner.Won(d, res)
 	}
 	b.retire(d)
 	b.afterClose(d, t, res)
@@ -203,13 +210,13 @@ func (b *Broker) CancelSession(sessionID, reason string) {
 }
 
 // CancelRequest handles the agent's own $/cancel_request for its pending
-// session/request_permission agentKey (ACP request-cancellation RFD): the
+// session/request_permission, decision decisionID (ACP request-cancellation RFD): the
 // decision is cancelled with reason agent_cancelled, copies are withdrawn and
 // the waiting Ask returns an error wrapping acp.ErrRequestCancelled (-32800).
 // It reports whether an open decision was cancelled.
-func (b *Broker) CancelRequest(sessionID, agentKey string) bool {
+func (b *Broker) CancelRequest(decisionID string) bool {
 	b.mu.Lock()
-	d := b.byID[DecisionID(sessionID, agentKey)]
+	d := b.byID[decisionID]
 	b.mu.Unlock()
 	return d != nil && b.close(d, StatusCancelled, ReasonAgentCancelled, "$/cancel_request from the agent")
 }

@@ -24,7 +24,4 @@ var (
 	ErrNotPresented = errors.New("decision not presented to this host")
 	// ErrInvalidTimeout: a decision timeout below 0 or above MaxTimeout.
 	ErrInvalidTimeout = errors.New("invalid decision timeout")
-	// ErrTooManyOpen: the session already has MaxOpenPerSession open
-	// decisions; the new request failed closed without opening a decision.
-	ErrTooManyOpen = errors.New("too many open decisions in session")
 )

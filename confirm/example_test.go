@@ -26,6 +26,7 @@ func (h *ideHost) Present(d *confirm.Decision) error {
 	return nil
 }
 func (h *ideHost) Withdraw(*confirm.Decision, confirm.Resolution) {}
+func (h *ideHost) Won(*confirm.Decision, confirm.Resolution)      {}
 
 func ExampleBroker_Ask() {
 	b, _ := confirm.NewBroker(confirm.Options{Logger: slog.New(slog.DiscardHandler)})

@@ -386,7 +386,8 @@ func TestBreaker(t *testing.T) {
 		cancels = append(cancels, sid+": "+reason)
 	}
 	deny := mustPolicy(t, "[[rule]]\nname='no-rm'\ndecision='deny'\ncommand='rm *'\n[[rule]]\nname='ok-ls'\ndecision='allow'\ncommand='ls*'")
-	b := newBroker(t, confirm.Options{Classify: classifyCmd, Policy: deny, CancelTurn: cancel})
+	b := newBroker(t, confirm.Options{Classify: classifyCmd, Policy: deny})
+	b.UseSessions(turnCanceller(cancel))
 	for i := range 5 {
 		await(t, ask(b, toolReq("s", fmt.Sprint(i), "execute", "rm x"), newHost("ide")))
 	}
@@ -407,8 +408,9 @@ func TestBreaker(t *testing.T) {
 	}
 
 	cancels = nil
-	b = newBroker(t, confirm.Options{Classify: classifyCmd, Policy: deny, CancelTurn: cancel,
+	b = newBroker(t, confirm.Options{Classify: classifyCmd, Policy: deny,
 		Breaker: confirm.Breaker{Consecutive: -1, WindowMax: 3, Window: time.Minute}})
+	b.UseSessions(turnCanceller(cancel))
 	for i, c := range []string{"rm a", "ls", "rm b", "ls", "rm c"} {
 		await(t, ask(b, toolReq("w", fmt.Sprint(i), "execute", c), newHost("ide")))
 	}

@@ -55,11 +55,20 @@ func (h *fakeHost) Withdraw(d *confirm.Decision, res confirm.Resolution) {
 	h.withdrawn = append(h.withdrawn, res)
 }
 
+func (h *fakeHost) Won(*confirm.Decision, confirm.Resolution) {}
+
 func (h *fakeHost) withdrawals() []confirm.Resolution {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return append([]confirm.Resolution(nil), h.withdrawn...)
 }
+
+// turnCanceller is a [confirm.Sessions] whose sessions are all alive and
+// whose CancelTurn calls the function.
+type turnCanceller func(sid, reason string)
+
+func (turnCanceller) SessionAlive(string) bool        { return true }
+func (f turnCanceller) CancelTurn(sid, reason string) { f(sid, reason) }
 
 // wait returns the next decision presented to h, failing the test after 10s.
 func (h *fakeHost) wait(t testing.TB) *confirm.Decision {

@@ -10,14 +10,17 @@ import (
 	fixed "github.com/acpmux/acpmux/classify"
 )
 
-// Routes a permission request can take through the gate (GateInfo.Route;
-// docs/plan-mode.md).
+// Route is a way a permission request can take through the gate
+// ([GateInfo].Route; docs/plan-mode.md).
+type Route string
+
+// Routes of the gate.
 const (
-	RouteAllow     = "allow"      // answered at once with an offered allow_once option; no host sees it
-	RouteDeny      = "deny"       // answered at once with the reject option; no host sees it
-	RoutePlanBlock = "plan_block" // plan mode blocked a write or an edit; no host sees it
-	RouteOneOff    = "one_off"    // exact one-off prompt: only allow_once and reject_once are offered
-	RouteAsk       = "ask"        // the agent's own prompt, to every eligible host
+	RouteAllow     Route = "allow"      // answered at once with an offered allow_once option; no host sees it
+	RouteDeny      Route = "deny"       // answered at once with the reject option; no host sees it
+	RoutePlanBlock Route = "plan_block" // plan mode blocked a write or an edit; no host sees it
+	RouteOneOff    Route = "one_off"    // exact one-off prompt: only allow_once and reject_once are offered
+	RouteAsk       Route = "ask"        // the agent's own prompt, to every eligible host
 )
 
 // Reasons of decisions the gate closed without a host.
@@ -50,7 +53,7 @@ type GateInfo struct {
 	Mode           Mode   `json:"mode"`           // gate mode when the request arrived
 	ModeRevision   uint64 `json:"modeRevision"`   // its revision
 	PolicyRevision uint64 `json:"policyRevision"` // revision of the policy rules
-	Route          string `json:"route"`          // one of the Route constants
+	Route          Route  `json:"route"`          // one of the Route constants
 	Policy         string `json:"policy"`         // the policy verdict: allow, ask, deny; "" when no rule matched
 	DecidedBy      string `json:"decidedBy"`      // rule:NAME, a builtin:..., session:/always: verdict, default:ask
 	Downgraded     bool   `json:"downgraded,omitempty"`
@@ -208,7 +211,7 @@ func (b *Broker) routeSnapshot(s *Snapshot, producer string) {
 // ask.
 func route(g *GateInfo, s *Snapshot, it Item, v Verdict, tripped bool, remembered, rememberedBy string) {
 	rule := decidedByRulePrefix + v.Rule
-	set := func(r, by, msg string) { g.Route, g.DecidedBy, g.Message = r, by, msg }
+	set := func(r Route, by, msg string) { g.Route, g.DecidedBy, g.Message = r, by, msg }
 	plan := g.Mode == ModePlan
 	switch {
 	case v.Decision == DecisionDeny:
@@ -222,12 +225,12 @@ func route(g *GateInfo, s *Snapshot, it Item, v Verdict, tripped bool, remembere
 		// or an execute title) is not what the edit does, so a read-only
 		// looking one never lets it run.
 		set(RoutePlanBlock, BuiltinPlanBlock, fixed.EditBlockMessage)
-	case plan && s.Command != "" && it.Diverges && it.Class != "write":
-		// What a human would read is not the program bash runs: no
-		// prompt can make it safe, and no allow rule can either.
-		set(RoutePlanBlock, BuiltinPlanDiverges, fixed.DivergeBlockMessage)
 	case plan && s.Command != "":
-		planShell(g, it.Class, v, rule)
+		r, builtin, msg := PlanShell(it.Class, it.Diverges, v.Decision)
+		if builtin == "" {
+			builtin = rule
+		}
+		set(r, builtin, msg)
 	case dataSource(s) && v.Decision == DecisionAsk:
 		set(RouteDeny, rule, fixed.PolicyDenyMessage)
 		g.Downgraded = true
@@ -282,22 +285,34 @@ func hasDiff(tc acp.ToolCallUpdate) bool {
 	return false
 }
 
-// planShell routes a shell command in plan mode; v is not deny.
-func planShell(g *GateInfo, class string, v Verdict, rule string) {
+// PlanShell is the plan-mode rows of the gate's routing table for a shell
+// command of class ("read-only", "write", "unknown"), given whether bash
+// may read it differently from the classifier (diverges) and the policy
+// verdict (DecisionAllow, DecisionAsk, or "" when no rule matched; never
+// DecisionDeny, which beats plan mode). It returns the route, the builtin
+// that decided ("" when the policy rule did) and the fixed message for the
+// agent ("" when there is none). A one-off prompt's warning is
+// [fixed.UnknownWarning], or [fixed.ReadOnlyAskWarning] for a read-only
+// command. The broker and the Claude Code hook (acpmux hook claude) route
+// with it. Pure; see docs/plan-mode.md.
+func PlanShell(class string, diverges bool, policy string) (r Route, builtin, message string) {
 	switch {
+	case diverges && class != "write":
+		// What a human would read is not the program bash runs: no
+		// prompt can make it safe, and no allow rule can either.
+		return RoutePlanBlock, BuiltinPlanDiverges, fixed.DivergeBlockMessage
 	case class == "write":
-		g.Route, g.DecidedBy, g.Message = RoutePlanBlock, BuiltinPlanBlock, fixed.WriteBlockMessage
-	case class == "read-only" && v.Decision == DecisionAllow:
-		g.Route, g.DecidedBy, g.Message = RouteAllow, rule, fixed.ReadOnlyAllowMessage
-	case class == "read-only" && v.Decision == DecisionAsk:
-		g.Route, g.DecidedBy = RouteOneOff, rule
+		return RoutePlanBlock, BuiltinPlanBlock, fixed.WriteBlockMessage
+	case class == "read-only" && policy == DecisionAllow:
+		return RouteAllow, "", fixed.ReadOnlyAllowMessage
+	case class == "read-only" && policy == DecisionAsk:
+		return RouteOneOff, "", ""
 	case class == "read-only":
-		g.Route, g.DecidedBy, g.Message = RouteAllow, BuiltinPlanReadOnly, fixed.ReadOnlyAllowMessage
-	case v.Decision != "":
-		g.Route, g.DecidedBy = RouteOneOff, rule
-	default:
-		g.Route, g.DecidedBy = RouteOneOff, BuiltinPlanOneOff
+		return RouteAllow, BuiltinPlanReadOnly, fixed.ReadOnlyAllowMessage
+	case policy != "":
+		return RouteOneOff, "", ""
 	}
+	return RouteOneOff, BuiltinPlanOneOff, ""
 }
 
 // oneOff turns s into an exact one-off prompt: only allow_once and
@@ -325,7 +340,7 @@ func oneOff(s *Snapshot, class string) {
 }
 
 // route is the Route constant the gate chose for s; RouteAsk without a gate.
-func (s *Snapshot) route() string {
+func (s *Snapshot) route() Route {
 	if s.Gate == nil {
 		return RouteAsk
 	}
@@ -434,7 +449,7 @@ func gateResult(s *Snapshot, t Transition, optionID, text string) json.RawMessag
 	if optionID != "" {
 		resp.Outcome = acp.RequestPermissionOutcome{Outcome: acp.OutcomeSelected, OptionID: optionID}
 	}
-	m := map[string]string{"message": msg, "route": s.Gate.Route, "decidedBy": decidedBy(s, t)}
+	m := map[string]string{"message": msg, "route": string(s.Gate.Route), "decidedBy": decidedBy(s, t)}
 	if text != "" {
 		m["text"] = text
 	}

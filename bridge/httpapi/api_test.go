@@ -94,6 +94,8 @@ func (h *slowIDE) Present(d *confirm.Decision) error {
 	h.presented <- d.ID()
 	return nil
 }
+func (h *slowIDE) Won(*confirm.Decision, confirm.Resolution) {}
+
 func (h *slowIDE) Withdraw(d *confirm.Decision, res confirm.Resolution) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

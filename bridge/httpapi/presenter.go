@@ -4,7 +4,7 @@ import "github.com/acpmux/acpmux/confirm"
 
 // Presenter is the HTTP API as a confirm.Presenter: a decision presented to
 // it is what GET /v1/sessions/{sessionId}/decisions lists, and its answers
-// arrive through POST. Present and Withdraw do nothing (a client polls);
+// arrive through POST. Present, Withdraw and Won do nothing (a client polls);
 // the bridge passes a Presenter to confirm.Broker.Ask so that a decision
 // stays open, waiting for the API, when no other host is attached. ID must
 // equal Options.HostID ("" means DefaultHostID).
@@ -23,5 +23,8 @@ func (p Presenter) HostID() string {
 // Present implements confirm.Presenter; it never fails.
 func (Presenter) Present(*confirm.Decision) error { return nil }
 
-// Withdraw implements confirm.Presenter; clients see the status change.
+// Withdraw implements [confirm.Presenter]; clients see the status change.
 func (Presenter) Withdraw(*confirm.Decision, confirm.Resolution) {}
+
+// Won implements [confirm.Presenter]; the POST that won has its response.
+func (Presenter) Won(*confirm.Decision, confirm.Resolution) {}

@@ -75,11 +75,9 @@ func offIfZero(n int) int {
 	return n
 }
 
-// apply returns o with the gate settings; cancelTurn cancels a prompt turn
-// when the circuit breaker trips.
-func (g *gateConfig) apply(o confirm.Options, cancelTurn func(sid, reason string)) confirm.Options {
+// apply returns o with the gate settings.
+func (g *gateConfig) apply(o confirm.Options) confirm.Options {
 	o.Mode, o.LockMode, o.Policy, o.Agent, o.Breaker = g.mode, g.lock, g.policy, g.agent, g.breaker
-	o.CancelTurn = cancelTurn
 	return o
 }
 

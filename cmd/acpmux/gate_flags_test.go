@@ -42,7 +42,7 @@ func TestPolicyReloadOnSIGHUP(t *testing.T) {
 	}
 	var logs syncBuffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	br, err := confirm.NewBroker(g.apply(confirm.Options{Logger: log}, nil))
+	br, err := confirm.NewBroker(g.apply(confirm.Options{Logger: log}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/acpmux/acpmux/classify"
+	"github.com/acpmux/acpmux/confirm"
 )
 
 func init() {
@@ -140,13 +141,16 @@ func decideClaude(in claudeHookInput, plan, strict bool, projectDir string) *cla
 	case "Bash":
 		class, diverges := bashClass(in.ToolInput, movedAway(in.Cwd, projectDir))
 		switch {
-		case planMode && diverges && class != classify.Write:
-			return decide("deny", classify.DivergeBlockMessage)
-		case planMode && class == classify.ReadOnly:
-			return decide("allow", classify.ReadOnlyAllowMessage)
-		case planMode && class == classify.Write:
-			return decide("deny", classify.WriteBlockMessage)
 		case planMode:
+			// The gate's own plan-mode rows, without a policy: a block is
+			// Claude Code's deny, a one-off prompt its ask.
+			route, _, msg := confirm.PlanShell(class.String(), diverges, "")
+			switch route {
+			case confirm.RouteAllow:
+				return decide("allow", msg)
+			case confirm.RoutePlanBlock:
+				return decide("deny", msg)
+			}
 			return decide("ask", classify.UnknownWarning)
 		case strict && class == classify.Write:
 			return decide("ask", classify.StrictWriteMessage)

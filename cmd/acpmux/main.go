@@ -9,7 +9,6 @@ import (
 	"os"
 	"runtime/pprof"
 	"sort"
-	"strings"
 )
 
 // stdio is the standard streams a command uses; tests pass their own.
@@ -127,5 +126,3 @@ func splitDashDash(args []string) (flags, argv []string, found bool) {
 	}
 	return args, nil, false
 }
-
-var _ = strings.TrimSpace

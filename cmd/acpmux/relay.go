@@ -49,6 +49,7 @@ type relay struct {
 	log    *slog.Logger
 	stderr io.Writer
 	bridge *bridge.Bridge
+	agent  *bridge.Agent
 	broker *confirm.Broker
 	store  *confirm.SQLiteStore
 	server *http.Server
@@ -116,20 +117,13 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 		log.Info("cancelled decisions left open by a previous acpmux", "count", n, "reason", confirm.ReasonBridgeRestart)
 	}
 	r := &relay{log: log, stderr: stderr, store: store, gate: gate}
-	var b *bridge.Bridge
 	broker, err := confirm.NewBroker(gate.apply(confirm.Options{
 		Store:          store,
 		DefaultTimeout: f.decisionTimeout,
 		MaxOpen:        f.maxOpen,
 		Logger:         log,
 		Classify:       classifyCommand,
-		Revalidate: func(ctx context.Context, s confirm.Snapshot) error {
-			if !b.SessionAlive(s.SessionID) {
-				return errors.New("the session or its agent is gone")
-			}
-			return nil
-		},
-	}, func(sid, reason string) { b.CancelTurn(sid, reason) }))
+	}))
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -150,13 +144,14 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 		return nil, err
 	}
 	log.Info("agent started", "argv", argv, "pid", agent.Pid(), "state", store.Path())
-	b = bridge.New(agent, bridge.Options{
+	r.agent = agent
+	r.bridge = bridge.New(agent, bridge.Options{
 		MaxLineBytes: f.maxLineBytes,
 		GracePeriod:  f.grace,
 		Logger:       log,
-		Permissions:  bridge.NewBrokerRouter(broker, log, extra...),
+		Broker:       broker,
+		Presenters:   extra,
 	})
-	r.bridge = b
 	return r, nil
 }
 
@@ -217,7 +212,10 @@ func (r *relay) run(ctx context.Context) int {
 	} else {
 		close(serverDone)
 	}
-	code := r.bridge.Run(ctx)
+	if err := r.bridge.Run(ctx); err != nil {
+		r.log.Debug("the bridge stopped the agent", "err", err)
+	}
+	code := r.agent.ExitCode()
 	r.closeServer()
 	<-serverDone
 	stopBroker()
