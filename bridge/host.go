@@ -34,6 +34,8 @@ type Host struct {
 	ID string
 	// Blocking makes a full queue wait instead of disconnecting the host.
 	Blocking bool
+	// Driver: never asked for confirmations (HostOptions.Driver).
+	Driver bool
 
 	conn     Conn
 	queue    chan [][]byte // batches of messages, in order
@@ -72,6 +74,12 @@ type HostOptions struct {
 	// QueueLen is the writer queue's length in messages
 	// (DefaultHostQueueLen when 0 or less).
 	QueueLen int
+	// Driver marks a host that drives the agent (prompts, owns sessions,
+	// serves fs/* and terminal/*) but is never asked for confirmations:
+	// acpmux run --headless. Its sessions' permission requests go to the
+	// other hosts and presenters (the page, the decisions API) only, and
+	// fail closed when none answers. See docs/run.md, "Headless".
+	Driver bool
 }
 
 // NewHost returns a host over conn with opts. It starts nothing; pass it
@@ -82,7 +90,7 @@ func NewHost(id string, conn Conn, opts HostOptions) *Host {
 		queueLen = DefaultHostQueueLen
 	}
 	return &Host{
-		ID: id, Blocking: blocking, conn: conn,
+		ID: id, Blocking: blocking, Driver: opts.Driver, conn: conn,
 		queue:    make(chan [][]byte, queueLen),
 		maxBytes: DefaultHostQueueBytes,
 		maxMsgs:  int64(queueLen),

@@ -54,7 +54,9 @@ func (b *Bridge) decide(req confirm.Request) (json.RawMessage, error) {
 	req.Cwd = cwd
 	presenters := make([]confirm.Presenter, 0, len(hosts)+len(b.opts.Presenters))
 	for _, h := range hosts {
-		presenters = append(presenters, hostPresenter{h})
+		if !h.Driver {
+			presenters = append(presenters, hostPresenter{h})
+		}
 	}
 	presenters = append(presenters, b.opts.Presenters...)
 	if len(hosts) > 0 {
