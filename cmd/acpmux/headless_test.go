@@ -115,7 +115,9 @@ func TestHeadlessTimeoutFailsClosed(t *testing.T) {
 	}
 	log, _ := os.ReadFile(agentLog)
 	var got struct {
-		Result struct{ Outcome struct{ Outcome, OptionID string } }
+		Result struct {
+			Outcome struct{ Outcome, OptionID string }
+		}
 	}
 	for _, l := range strings.Split(string(log), "\n") {
 		if strings.Contains(l, `"id":"bg1"`) && strings.Contains(l, `"result"`) {
