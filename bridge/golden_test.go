@@ -168,6 +168,11 @@ func TestGoldenSessions(t *testing.T) {
 			if v := strings.TrimSpace(sec["replay-max-bytes"]); v != "" {
 				opts.ReplayMaxBytes, _ = strconv.Atoi(v)
 			}
+			if v := strings.TrimSpace(sec["grace"]); v != "" {
+				// A session that waits for the agent to exit by itself:
+				// under -race the scripted agent may need longer.
+				opts.GracePeriod, _ = time.ParseDuration(v)
+			}
 			got := runScripted(t, sec["agent"], sec["host"], opts)
 			if *update {
 				writeGolden(t, file, ar, got)
