@@ -2,6 +2,8 @@ package bridge
 
 import (
 	"encoding/json"
+	"reflect"
+	"slices"
 
 	"github.com/acpmux/acpmux/acp"
 	"github.com/acpmux/acpmux/confirm"
@@ -104,7 +106,10 @@ func setMember(obj []byte, outer, name string, value []byte) []byte {
 	return splice(obj, os, insertFirst(inner, []byte(`"`+name+`":`+string(value))))
 }
 
-// prependToolCallContent puts blocks before params.toolCall.content.
+// prependToolCallContent puts blocks before params.toolCall.content,
+// leaving out a block the content already holds (compared as JSON
+// values): behind a nested acpmux, the inner bridge's warnings are already
+// there, and a host must not read each warning twice.
 func prependToolCallContent(params []byte, blocks []json.RawMessage) []byte {
 	ts := acp.Member(params, "toolCall")
 	if !ts.Present() || params[ts.Start] != '{' {
@@ -117,6 +122,12 @@ func prependToolCallContent(params []byte, blocks []json.RawMessage) []byte {
 		if json.Unmarshal(cs.Bytes(tc), &content) != nil {
 			return params
 		}
+	}
+	blocks = slices.DeleteFunc(blocks, func(b json.RawMessage) bool {
+		return slices.ContainsFunc(content, func(c json.RawMessage) bool { return jsonEqual(b, c) })
+	})
+	if len(blocks) == 0 {
+		return params
 	}
 	all, _ := json.Marshal(append(blocks, content...))
 	var newTC []byte
@@ -165,4 +176,13 @@ func replaceOptions(params []byte, opts []acp.PermissionOption) []byte {
 		return params
 	}
 	return splice(params, os, b)
+}
+
+// jsonEqual reports whether a and b are the same JSON value.
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }
