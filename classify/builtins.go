@@ -184,6 +184,17 @@ func (c *classifier) decl(d *syntax.DeclClause) {
 			}
 			continue
 		}
+		if a.Value != nil && !a.Naked {
+			// declare -a a='($(cmd))' (or declare on an existing array)
+			// reads a value that begins with "(" as a compound
+			// assignment and runs what its elements expand; a value
+			// decided at run time may become one.
+			if v := c.word(a.Value); !v.static || strings.HasPrefix(strings.TrimLeft(v.text, " \t\n"), "(") {
+				c.argAt(Unknown, v, d.Variant.Value+" may read this value as an array assignment and expand it")
+			}
+			c.assignRest(a)
+			continue
+		}
 		c.assign(a)
 	}
 	c.finish(mark, d.Pos(), d.End(), d.Variant.Value+" declares shell variables")

@@ -110,11 +110,16 @@ func (c *classifier) argAt(class Class, a arg, why string) {
 // assign classifies an assignment, as a prefix of a command or on its
 // own: its value's expansions, its subscripts and the variable's name.
 func (c *classifier) assign(a *syntax.Assign) {
-	if a.Index != nil {
-		c.subscript(a.Index, a)
-	}
 	if a.Value != nil {
 		c.word(a.Value)
+	}
+	c.assignRest(a)
+}
+
+// assignRest is assign without the value, which the caller classified.
+func (c *classifier) assignRest(a *syntax.Assign) {
+	if a.Index != nil {
+		c.subscript(a.Index, a)
 	}
 	if a.Array != nil {
 		for _, e := range a.Array.Elems {

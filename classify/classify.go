@@ -2,6 +2,7 @@ package classify
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -117,6 +118,9 @@ type result struct {
 	funcs map[string]bool
 	// diverges: bash may read the input differently (Verdict.Diverges).
 	diverges bool
+	// twice: a script was classified in two readings (nestedPOSIX), so
+	// the same reason may have been found twice.
+	twice bool
 }
 
 func (c *classifier) verdict() Verdict {
@@ -132,7 +136,7 @@ func (c *classifier) verdict() Verdict {
 	}
 	v := Verdict{Class: r.class, Programs: r.programs, Err: r.err, Diverges: r.diverges}
 	for _, x := range r.reasons {
-		if x.Class == r.class {
+		if x.Class == r.class && !(r.twice && slices.Contains(v.Reasons, x)) {
 			v.Reasons = append(v.Reasons, x)
 		}
 	}
@@ -179,15 +183,49 @@ func (c *classifier) parseError(err error) {
 	c.addAt(Unknown, pos, pos, "does not parse: "+err.Error())
 }
 
-// nested classifies script, the static value of a (a word of c.src, or
-// several words from a.pos to a.end), as a script of its own: sh -c,
-// eval, trap, a git alias.
-func (c *classifier) nested(script string, a arg) {
-	pos, end, exactBase := a.pos, a.end, verbatimAt(script, a)
-	if c.depth >= maxDepth {
-		c.addAt(Unknown, pos, end, "scripts nested too deeply")
+// posixParsers holds POSIX sh parsers, for scripts run by sh and dash.
+var posixParsers = sync.Pool{New: func() any {
+	return syntax.NewParser(syntax.Variant(syntax.LangPOSIX), syntax.KeepComments(true))
+}}
+
+// nestedPOSIX classifies a script that sh or dash runs: as Bash (sh is
+// bash on some systems) and as POSIX sh (dash on Debian reads `echo
+// &>/dev/null touch f` as a background echo and a touch), the stronger
+// class winning. A script POSIX sh cannot parse is unknown.
+func (c *classifier) nestedPOSIX(script string, a arg) {
+	c.nested(script, a)
+	if c.depth >= maxDepth || len(script) > MaxInputBytes {
 		return
 	}
+	c.res.twice = true
+	n := c.child(script, a)
+	p := posixParsers.Get().(*syntax.Parser)
+	f, err := p.Parse(strings.NewReader(script), "")
+	posixParsers.Put(p)
+	if err != nil {
+		n.diverge(0, len(script), "sh (dash, POSIX) cannot parse this script as bash does: "+err.Error())
+		return
+	}
+	n.guard(f)
+	before := len(c.res.programs)
+	n.file(f)
+	// The second reading finds the same programs again; keep only the
+	// ones the first did not (each occurrence is listed once).
+	seen, extra := c.res.programs[:before], c.res.programs[before:]
+	kept := before
+	for _, p := range extra {
+		if !slices.Contains(seen, p) {
+			c.res.programs[kept] = p
+			kept++
+		}
+	}
+	c.res.programs = c.res.programs[:kept]
+}
+
+// child returns a classifier for script, the static value of a, nested
+// in c.
+func (c *classifier) child(script string, a arg) *classifier {
+	pos, end, exactBase := a.pos, a.end, verbatimAt(script, a)
 	n := &classifier{top: c.top, src: script, depth: c.depth + 1, res: c.res}
 	switch {
 	case c.exact && exactBase >= 0:
@@ -197,6 +235,18 @@ func (c *classifier) nested(script string, a arg) {
 	default:
 		n.base, n.baseEnd = c.base, c.baseEnd
 	}
+	return n
+}
+
+// nested classifies script, the static value of a (a word of c.src, or
+// several words from a.pos to a.end), as a script of its own: sh -c,
+// eval, trap, a git alias.
+func (c *classifier) nested(script string, a arg) {
+	if c.depth >= maxDepth {
+		c.addAt(Unknown, a.pos, a.end, "scripts nested too deeply")
+		return
+	}
+	n := c.child(script, a)
 	if bad, at := badInput(script); bad != "" {
 		n.diverge(at, at+1, bad)
 		return

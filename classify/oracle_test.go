@@ -179,6 +179,12 @@ var (
 		"head -n 1 a.txt", "true", "pwd", ":", "printf '%s\\n' x", "sort a.txt", "echo", "cat EOF", "ls sub"}
 	genWrites = []string{"touch MARK", ">MARK", "echo x >MARK", "mkdir MARK", ": >MARK", "cp a.txt MARK",
 		"rm a.txt", "mv a.txt MARK", "echo y >>a.txt", "tee MARK </dev/null", "printf x >MARK"}
+	// genTricky are forms of read-only programs that make them run or
+	// write something (found by review), kept so that a regression shows.
+	genTricky = []string{"sed ':x e touch MARK' a.txt", "sed 'bx w MARK;:x' a.txt", "sed -n ':a\tw MARK' a.txt",
+		"declare -a q='($(touch MARK))'", "typeset -A m='([k]=$(touch MARK))'", "sh -c 'echo &>/dev/null touch MARK'",
+		"sh -c '[[ 1 > MARK ]]'", "tar -tf a.txt --checkpoint=1 --checkpoint-a=exec='touch MARK'",
+		"tar -tf a.txt --use='sh -c \"touch MARK\"'", "tar -tf a.txt --index=MARK", "tar -tf a.txt --volno-file=MARK"}
 	genSeps   = []string{"; ", "\n", " && ", " || ", " | ", ";\n", " \\\n", "\n\n", " &\n", "\\\n", "\r\n"}
 	genDelims = []string{"EOF", "E", "_X1", "END-OF", "a.b"}
 	genWords  = []string{"x", "'a b'", `"a b"`, "$'a\\tb'", `$"msg"`, "\\#", "a#b", "!x", "x!", "'!'",
@@ -320,6 +326,8 @@ func (g *gen) simple() string {
 		return g.readOnly() + " " + g.word()
 	case 3:
 		return "echo " + g.word() + " " + g.word()
+	case 4:
+		return g.pick(genTricky)
 	}
 	return g.readOnly()
 }

@@ -162,8 +162,12 @@ func (p *sedParser) script() (Class, string) {
 				p.i++
 			}
 		case ':', 'b', 't', 'T', 'v':
+			// GNU sed ends a label at a blank or ';' and reads the rest
+			// of the line as commands (":x e touch y" runs touch); other
+			// seds take the rest of the line. Stop at either: text after
+			// a blank is then refused below.
 			p.spaces()
-			for p.i < len(p.s) && p.s[p.i] != '\n' && p.s[p.i] != ';' {
+			for p.i < len(p.s) && strings.IndexByte(" \t\n;", p.s[p.i]) < 0 {
 				p.i++
 			}
 		case 'a', 'i', 'c':

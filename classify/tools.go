@@ -168,6 +168,18 @@ func jqCmd(c *classifier, x *cmd) {
 	c.finishArg(mark, x.at, "jq prints JSON")
 }
 
+// tarSafeLong are the GNU tar long options, spelt out in full, that
+// neither run a program nor write a file when listing.
+var tarSafeLong = map[string]bool{
+	"file": true, "verbose": true, "gzip": true, "gunzip": true, "ungzip": true, "bzip2": true, "xz": true,
+	"zstd": true, "lzma": true, "lzip": true, "lzop": true, "auto-compress": true, "wildcards": true,
+	"no-wildcards": true, "anchored": true, "no-anchored": true, "exclude": true, "numeric-owner": true,
+	"utc": true, "full-time": true, "null": true, "ignore-zeros": true, "totals": true, "quiet": true,
+	"show-stored-names": true, "occurrence": true, "ignore-case": true, "no-ignore-case": true,
+	"wildcards-match-slash": true, "no-wildcards-match-slash": true, "verbatim-files-from": true,
+	"blocking-factor": true, "record-size": true, "directory": true, "strip-components": true,
+}
+
 // tarCmd: listing (-t) is read-only; every other mode writes. Options
 // that run programs are Unknown.
 func tarCmd(c *classifier, x *cmd) {
@@ -190,19 +202,21 @@ func tarCmd(c *classifier, x *cmd) {
 		}
 		switch {
 		case strings.HasPrefix(s, "--"):
-			name, _, _ := strings.Cut(s[2:], "=")
+			name, value, _ := strings.Cut(s[2:], "=")
 			switch {
 			case name == "list":
 				mode = 't'
 			case strings.HasPrefix("extract", name) && len(name) > 1, name == "get", strings.HasPrefix("create", name) && len(name) > 1,
 				name == "append", name == "update", name == "catenate", name == "concatenate", name == "delete":
 				mode = 'x'
-			case strings.HasPrefix(name, "use-compress") || strings.HasPrefix(name, "to-command") ||
-				strings.HasPrefix(name, "checkpoint-action") || strings.HasPrefix(name, "info-script") ||
-				strings.HasPrefix(name, "new-volume-script") || strings.HasPrefix(name, "rmt-command") ||
-				strings.HasPrefix(name, "rsh-command") || name == "ind" || strings.HasPrefix(name, "index-file") ||
-				strings.HasPrefix(name, "listed-incremental") || strings.HasPrefix(name, "remove-files"):
-				c.argAt(Unknown, a, "tar --"+name+" runs a program or writes files")
+			case name == "file" && strings.Contains(value, ":"):
+				c.argAt(Unknown, a, "tar treats an archive name with a colon as a remote file, reached through rsh or ssh")
+			case !tarSafeLong[name]:
+				// GNU tar accepts any unambiguous abbreviation, and many
+				// long options run programs or write files (--use=,
+				// --checkpoint-a=exec=, --index=, --volno-file=, --rsh=):
+				// only the listed names, spelt out, are known harmless.
+				c.argAt(Unknown, a, "tar --"+name+" is not known to be harmless (long options may be abbreviated; many run programs or write files)")
 			}
 		case strings.HasPrefix(s, "-") || i == 0:
 			letters := strings.TrimPrefix(s, "-")

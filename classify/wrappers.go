@@ -232,6 +232,10 @@ func xargsCmd(c *classifier, x *cmd) {
 	repl := ""
 	for _, it := range opts {
 		switch it.opt.name {
+		case "--process-slot-var":
+			// Sets any variable for the command: BASH_ENV or PATH
+			// then run what a file in the directory says.
+			c.argAt(Unknown, it.at, "xargs --process-slot-var sets a variable of the command's environment")
 		case "-I", "--replace", "-i":
 			repl = "{}"
 			if it.hasVal {
@@ -328,6 +332,12 @@ func shellCmd(c *classifier, x *cmd) {
 		c.argAt(Unknown, ops[0], x.name+" runs a script file")
 	case len(ops) == 0:
 		c.argAt(Unknown, x.span(), x.name+" -c without a script")
+	case x.name == "sh" || x.name == "dash":
+		if !ops[0].static {
+			c.argAt(Unknown, ops[0], x.name+" -c runs this script, which is decided at run time")
+			return
+		}
+		c.nestedPOSIX(ops[0].text, ops[0])
 	default:
 		c.script(ops[0], x.name+" -c runs this script")
 	}
