@@ -52,7 +52,10 @@ var errHostGone = &acp.Error{Code: acp.ErrNoHost.Code, Message: "host disconnect
 // persistent options are never shown. See docs/protocol.md and
 // docs/plan-mode.md.
 func presentParams(d *confirm.Decision) []byte {
-	params := d.Params()
+	// Whatever _meta.acpmux the agent put anywhere in its request
+	// (toolCall._meta, a content block's _meta) is not acpmux's: hosts
+	// trust what they find under that name.
+	params, _ := acp.DeleteMetaMembers(d.Params(), "acpmux")
 	s := d.Snapshot()
 	if s.Warnings == nil {
 		s.Warnings = []string{}

@@ -37,26 +37,35 @@ func (b *Bridge) agentReserved(msg []byte, env acp.Envelope) {
 // isReserved reports whether method is in acpmux's own namespace.
 func isReserved(method string) bool { return strings.HasPrefix(method, ReservedPrefix) }
 
-// stripAgentMeta removes every "acpmux" member of a "_meta" object from the
-// params of the agent's session/update (only acpmux writes _meta.acpmux),
+// stripAgentMeta removes every "acpmux" member of a "_meta" object, at any
+// depth, from the params (or the result) of a message of the agent (only
+// acpmux writes _meta.acpmux, and hosts trust what they find there),
 // cutting just those bytes; msg comes back unchanged when there is none.
+// A nil msg means the message could not be read again and is dropped.
 func (b *Bridge) stripAgentMeta(msg []byte, env acp.Envelope) ([]byte, acp.Envelope) {
-	params := env.Params.Bytes(msg)
-	stripped, n := acp.DeleteMetaMembers(params, "acpmux")
+	span := env.Params
+	if !span.Present() {
+		span = env.Result
+	}
+	body := span.Bytes(msg)
+	if body == nil {
+		return msg, env
+	}
+	stripped, n := acp.DeleteMetaMembers(body, "acpmux")
 	if n == 0 {
 		return msg, env
 	}
 	if !b.metaLogged {
 		b.metaLogged = true
-		b.log.Warn("agent put _meta.acpmux in a session/update; removed before forwarding (logged once)", "members", n)
+		b.log.Warn("agent put _meta.acpmux in a message; removed before forwarding (logged once)", "method", env.Method, "members", n)
 	}
-	out := acp.WithID(msg, env.Params, stripped)
+	out := acp.WithID(msg, span, stripped)
 	// Parse again: every span after the cut moved. Removing members
 	// keeps the message valid, so this cannot fail; if it did, the
 	// notification is dropped rather than forwarded unstripped.
 	renv, err := acp.Parse(out)
 	if err != nil {
-		b.log.Error("session/update invalid after removing _meta.acpmux; dropped", "err", err)
+		b.log.Error("agent message invalid after removing _meta.acpmux; dropped", "err", err)
 		return nil, acp.Envelope{}
 	}
 	return out, renv

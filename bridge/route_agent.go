@@ -92,6 +92,15 @@ func (b *Bridge) fromAgent(msg []byte) {
 		b.agentReserved(msg, env)
 		return
 	}
+	// session/update strips its own (agentNotification); a permission
+	// request is checked whole (duplicate members) and stripped where it is
+	// presented (presentParams).
+	if env.Method != acp.MethodSessionUpdate && env.Method != acp.MethodRequestPermission {
+		if msg, env = b.stripAgentMeta(msg, env); msg == nil {
+			b.stats.dropped.Add(1)
+			return
+		}
+	}
 	if env.Kind != acp.KindNotification {
 		// Anything that reaches a host another way (a response, a request
 		// handed to another goroutine) must come after the notifications
