@@ -327,7 +327,8 @@ func (t *translator) fromACP(line []byte) {
 			t.log.Debug("stream-json: response to no request", "id", string(env.ID.Bytes(line)))
 			return
 		}
-		cb(env.Result.Bytes(line), env.Error.Bytes(line))
+		// The line is in the reader's buffer: callbacks may keep what they get.
+		cb(clone(env.Result.Bytes(line)), clone(env.Error.Bytes(line)))
 	case acp.KindNotification:
 		t.notification(line, env)
 	case acp.KindRequest:
@@ -495,19 +496,23 @@ func (t *translator) answer(r streamjson.ResponseBody) {
 	}
 }
 
-// interrupt cancels the running turn: every pending can_use_tool is
-// answered cancelled and withdrawn, then session/cancel.
+// interrupt cancels the running turn: session/cancel, then every pending
+// can_use_tool is answered cancelled and withdrawn.
+//
+// session/cancel goes first, so that the relay closes the session's open
+// decisions as cancelled (ACP "Prompt Turn", Cancellation); the cancelled
+// answers that follow are then late and ignored.
 func (t *translator) interrupt() {
+	t.mu.Lock()
+	sid := t.sid
+	t.mu.Unlock()
+	t.notify(acp.MethodSessionCancel, map[string]string{"sessionId": sid})
 	for _, a := range t.conf.Interrupt() {
 		if id := t.forget(a.RequestID); id != nil {
 			t.reply(id, streamjson.CancelledOutcome())
 		}
 		t.emit(&streamjson.ControlCancelRequest{RequestID: a.RequestID})
 	}
-	t.mu.Lock()
-	sid := t.sid
-	t.mu.Unlock()
-	t.notify(acp.MethodSessionCancel, map[string]string{"sessionId": sid})
 }
 
 // run starts the session, then reads the script until stdin ends.
@@ -894,4 +899,11 @@ func bytesTrimSuffix(b []byte, c byte) []byte {
 		return b[:len(b)-1]
 	}
 	return b
+}
+
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte(nil), b...)
 }
