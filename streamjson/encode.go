@@ -44,8 +44,11 @@ func AppendMessage(b []byte, m Message) ([]byte, error) {
 	if m == nil {
 		return b, fmt.Errorf("encode stream-json message: nil message")
 	}
-	if u, ok := m.(*Unknown); ok {
-		return appendRaw(b, u.Raw)
+	switch m := m.(type) {
+	case *Unknown:
+		return appendRaw(b, m.Raw)
+	case *StreamEvent:
+		return appendStreamEvent(b, m)
 	}
 	b = append(b, `{"type":`...)
 	b = appendString(b, m.MessageType())
@@ -253,3 +256,35 @@ func isEmpty(v reflect.Value) bool {
 
 // reflectOf is reflect.ValueOf.
 func reflectOf(v any) reflect.Value { return reflect.ValueOf(v) }
+
+// appendStreamEvent is AppendMessage for the most frequent message (one
+// per chunk with --include-partial-messages), without reflection; an event
+// the Mapper built is not validated again.
+func appendStreamEvent(b []byte, e *StreamEvent) ([]byte, error) {
+	b = append(b, `{"type":"stream_event"`...)
+	if e.UUID != "" {
+		b = append(b, `,"uuid":`...)
+		b = appendString(b, e.UUID)
+	}
+	b = append(b, `,"session_id":`...)
+	b = appendString(b, e.SessionID)
+	b = append(b, `,"parent_tool_use_id":`...)
+	if e.ParentToolUseID == nil {
+		b = append(b, "null"...)
+	} else {
+		b = appendString(b, *e.ParentToolUseID)
+	}
+	b = append(b, `,"event":`...)
+	switch {
+	case len(e.Event) == 0:
+		b = append(b, "null"...)
+	case e.built:
+		b = append(b, e.Event...)
+	default:
+		var err error
+		if b, err = appendRaw(b, e.Event); err != nil {
+			return b, fmt.Errorf("encode stream-json stream_event: event: %w", err)
+		}
+	}
+	return append(b, '}'), nil
+}

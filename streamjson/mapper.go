@@ -231,7 +231,7 @@ func (m *Mapper) messageStart(id string) string {
 
 // event returns a stream_event carrying the event JSON ev.
 func (m *Mapper) event(ev string) Message {
-	return &StreamEvent{UUID: m.opt.NewID(), SessionID: m.opt.Session.SessionID, Event: json.RawMessage(ev)}
+	return &StreamEvent{UUID: m.opt.NewID(), SessionID: m.opt.Session.SessionID, Event: json.RawMessage(ev), built: true}
 }
 
 // flush ends the open block: its assistant message (and the closing

@@ -149,6 +149,8 @@ type StreamEvent struct {
 	SessionID       string          `json:"session_id"`
 	ParentToolUseID *string         `json:"parent_tool_use_id"`
 	Event           json.RawMessage `json:"event"`
+
+	built bool // Event was built by the Mapper: valid JSON on one line
 }
 
 // KeepAlive is {"type":"keep_alive"}; it carries nothing and is ignored.

@@ -61,6 +61,11 @@ func Main(args []string, s stdio) int {
 	case "-version", "--version":
 		return versionMain(nil, s)
 	}
+	if isStreamJSONFlag(args[0]) {
+		// An SDK started acpmux as its CLI (pathToClaudeCodeExecutable,
+		// pathToQwenExecutable): the agent comes from ACPMUX_AGENT.
+		return streamJSONMain(args, s)
+	}
 	c, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(s.err, "acpmux: unknown command %q\n\n", args[0])
@@ -115,6 +120,14 @@ func helpMain(args []string, s stdio) int {
 		return 2
 	}
 	return c.run([]string{"--help"}, s)
+}
+
+// isStreamJSONFlag reports whether arg is the first flag the Claude Agent
+// SDK or the Qwen Code SDK passes to its CLI (--output-format or
+// --input-format), so that acpmux runs stream-json.
+func isStreamJSONFlag(arg string) bool {
+	name, _, _ := strings.Cut(arg, "=")
+	return name == "--output-format" || name == "--input-format"
 }
 
 // splitDashDash splits args at the first "--": flags before, agent argv after.
