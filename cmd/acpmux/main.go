@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"sort"
+	"strings"
 )
 
 // stdio is the standard streams a command uses; tests pass their own.

@@ -367,7 +367,7 @@ func (t *translator) notification(line []byte, env acp.Envelope) {
 		reqID := t.byHost[key]
 		t.pmu.Unlock()
 		t.withdraw(reqID)
-	case bridge.MethodPermissionResolved:
+	case confirm.MethodPermissionResolved:
 		t.withdraw(acp.MemberString(params, "decisionId"))
 	case bridge.MethodTurnCancelled:
 		t.log.Info("stream-json: acpmux cancelled the prompt turn", "reason", acp.MemberString(params, "reason"))
