@@ -71,6 +71,10 @@ type Bridge struct {
 	// logged of the agent's use of acpmux's namespace (reader only).
 	reservedLogged map[string]bool
 	metaLogged     bool
+	// unknownLogged and unknownRefused rate-limit the log of permission
+	// requests for unknown sessions (reader only).
+	unknownLogged  time.Time
+	unknownRefused int
 
 	// primaryEOF is closed when the primary host has sent everything it
 	// will send (its read side ended cleanly): a half close, after which

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/acpmux/acpmux/acp"
 	"github.com/acpmux/acpmux/confirm"
@@ -34,6 +35,26 @@ func (b *Bridge) askPermission(msg []byte, env acp.Envelope, agentID []byte, occ
 	if err != nil {
 		b.replyAgentError(agentID, err)
 		return
+	}
+	b.answerAgent(agentID, resultMessage(agentID, result))
+}
+
+// refuseUnknownSession answers a permission request for a session that no
+// host created or attached to with its reject option, opening no
+// decision, and logs it (the first, then at most one line a second with
+// the count since).
+func (b *Bridge) refuseUnknownSession(msg []byte, env acp.Envelope, agentID []byte, occ, sid string) {
+	req := confirm.Request{SessionID: sid, AgentKey: b.epoch + "/" + occ, Params: env.Params.Bytes(msg)}
+	result, err := b.decide(req)
+	if err != nil {
+		b.replyAgentError(agentID, err)
+		return
+	}
+	b.unknownRefused++
+	if now := time.Now(); now.Sub(b.unknownLogged) >= time.Second {
+		b.log.Warn("permission request for a session no host created or attached to; refused without asking (its reject option)",
+			"session", sid, "refused_since_last_line", b.unknownRefused)
+		b.unknownLogged, b.unknownRefused = now, 0
 	}
 	b.answerAgent(agentID, resultMessage(agentID, result))
 }

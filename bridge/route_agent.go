@@ -228,6 +228,12 @@ func (b *Bridge) agentRequest(msg []byte, env acp.Envelope) {
 	b.mu.Unlock()
 	sid := acp.MemberString(env.Params.Bytes(msg), "sessionId")
 	if env.Method == acp.MethodRequestPermission && b.broker != nil {
+		if _, _, known := b.sessionHosts(sid); !known {
+			// Answered here, on the read loop: a flood of them costs no
+			// goroutine each (memory stays flat even when the log is slow).
+			b.refuseUnknownSession(msg, env, agentID, occ, sid)
+			return
+		}
 		b.permWG.Add(1)
 		go func() {
 			defer b.permWG.Done()

@@ -391,7 +391,7 @@ func (b *Broker) RefuseUnknownSession(req Request) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.log.Warn("confirm: permission request for a session no host created or attached to; failing closed without opening a decision",
+	b.log.Debug("confirm: permission request for a session no host created or attached to; failing closed without opening a decision",
 		"session", sid, "agentKey", req.AgentKey)
 	return buildResult(rejectOption(opts), ""), nil
 }
