@@ -15,6 +15,7 @@ import (
 	"github.com/acpmux/acpmux/bridge/httpapi"
 	"github.com/acpmux/acpmux/classify"
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/policy"
 )
 
 // shellPerm is a claude-agent-acp shaped permission request (rawInput.command,
@@ -265,7 +266,7 @@ func TestScopeAndPlanItemsOverHTTP(t *testing.T) {
 func TestBreakerCancelsTurn(t *testing.T) {
 	script := permScriptHead + shellPerm(1, "rm a") + "recv\n" + shellPerm(2, "rm b") + "recv\nrecv\n" +
 		shellPerm(3, "ls") + "recv\nwaiteof\n"
-	pol, _ := confirm.ParsePolicy([]byte("[[rule]]\nname='no-rm'\ndecision='deny'\ncommand='rm *'\n[[rule]]\nname='ls'\ndecision='allow'\ncommand='ls'"))
+	pol, _ := policy.Parse([]byte("[[rule]]\nname='no-rm'\ndecision='deny'\ncommand='rm *'\n[[rule]]\nname='ls'\ndecision='allow'\ncommand='ls'"))
 	f := newPlanFixture(t, script, confirm.Options{Policy: pol, Breaker: confirm.Breaker{Consecutive: 2, WindowMax: -1}})
 	f.prompt()
 	for {
@@ -294,7 +295,7 @@ func TestPlanModeEditWithReadOnlyCommandNeverReachesAHost(t *testing.T) {
 	diff := `,"content":[{"type":"diff","path":"/tmp/a.go","oldText":"a","newText":"b"}]`
 	script := permScriptHead + perm(1, "edit", "") + perm(2, "DELETE", "") + perm(3, "Move", "") + perm(4, "execute", diff) +
 		`send {"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}` + "\nwaiteof\n"
-	pol, err := confirm.ParsePolicy([]byte("[[rule]]\nname='ro'\ndecision='allow'\nclass='read-only'\n"))
+	pol, err := policy.Parse([]byte("[[rule]]\nname='ro'\ndecision='allow'\nclass='read-only'\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package confirm
 import (
 	"context"
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/policy"
 	"strings"
 	"time"
 )
@@ -14,30 +15,30 @@ import (
 // and DELETE on plan_items). JSON in camelCase, as served by GET
 // /v1/sessions/{sessionId}/plan-items and printed by acpmux audit --json.
 type PlanItem struct {
-	ID         string    `json:"id"` // the decision id
-	SessionID  string    `json:"sessionId"`
-	ToolCallID string    `json:"toolCallId"`
-	Kind       string    `json:"kind"`
-	Title      string    `json:"title"`
-	Command    string    `json:"command,omitempty"`
-	Class      string    `json:"class,omitempty"`
-	Reasons    []string  `json:"reasons,omitempty"`
-	Preview    string    `json:"preview,omitempty"` // from diff content
-	Mode       Mode      `json:"mode"`
-	Route      Route     `json:"route"`
-	Policy     string    `json:"policy"`   // the policy verdict: allow, ask, deny, "" (no rule)
-	Decision   string    `json:"decision"` // what the agent got: allow or deny
-	DecidedBy  string    `json:"decidedBy"`
-	Downgraded bool      `json:"downgraded,omitempty"` // an ask downgraded to deny (data source or interactive)
-	OptionID   string    `json:"optionId,omitempty"`   // the option the agent received, "" for cancelled
-	Scope      string    `json:"scope,omitempty"`
-	Status     Status    `json:"status"`
-	Reason     string    `json:"reason"`
-	Message    string    `json:"message,omitempty"`
-	Producer   string    `json:"producer,omitempty"` // host that owns the session
-	Agent      string    `json:"agent,omitempty"`
-	CreatedAt  time.Time `json:"createdAt"`
-	DecidedAt  time.Time `json:"decidedAt"`
+	ID         string          `json:"id"` // the decision id
+	SessionID  string          `json:"sessionId"`
+	ToolCallID string          `json:"toolCallId"`
+	Kind       string          `json:"kind"`
+	Title      string          `json:"title"`
+	Command    string          `json:"command,omitempty"`
+	Class      string          `json:"class,omitempty"`
+	Reasons    []string        `json:"reasons,omitempty"`
+	Preview    string          `json:"preview,omitempty"` // from diff content
+	Mode       Mode            `json:"mode"`
+	Route      Route           `json:"route"`
+	Policy     policy.Decision `json:"policy"`   // the policy verdict: allow, ask, deny, "" (no rule)
+	Decision   policy.Decision `json:"decision"` // what the agent got: allow or deny
+	DecidedBy  string          `json:"decidedBy"`
+	Downgraded bool            `json:"downgraded,omitempty"` // an ask downgraded to deny (data source or interactive)
+	OptionID   string          `json:"optionId,omitempty"`   // the option the agent received, "" for cancelled
+	Scope      string          `json:"scope,omitempty"`
+	Status     Status          `json:"status"`
+	Reason     string          `json:"reason"`
+	Message    string          `json:"message,omitempty"`
+	Producer   string          `json:"producer,omitempty"` // host that owns the session
+	Agent      string          `json:"agent,omitempty"`
+	CreatedAt  time.Time       `json:"createdAt"`
+	DecidedAt  time.Time       `json:"decidedAt"`
 }
 
 // maxMemoryItems bounds the audit rows kept in memory without a store.
@@ -52,8 +53,8 @@ func (b *Broker) afterClose(d *Decision, t Transition, res Resolution) {
 	if t.Status == StatusAnswered && t.Reason == ReasonAnswered {
 		b.remember(d, t.Answer, t.By)
 	}
-	b.countOutcome(d.snap.SessionID, item.Decision != DecisionAllow, res.Reason)
-	if g := d.snap.Gate; g != nil && kindOf(&d.snap) == "switch_mode" && item.Decision == DecisionAllow &&
+	b.countOutcome(d.snap.SessionID, item.Decision != policy.DecisionAllow, res.Reason)
+	if g := d.snap.Gate; g != nil && kindOf(&d.snap) == "switch_mode" && item.Decision == policy.DecisionAllow &&
 		t.Reason == ReasonAnswered && g.Mode == ModePlan && res.OptionID != "plan" {
 		b.SetMode(d.snap.SessionID, ModeDefault, fmt.Sprintf("host %s approved switch_mode (optionId %q) of decision %s", t.By, res.OptionID, d.id))
 	}
@@ -64,7 +65,7 @@ func (b *Broker) planItem(d *Decision, t Transition, res Resolution) PlanItem {
 	s := &d.snap
 	it := PlanItem{ID: d.id, SessionID: s.SessionID, ToolCallID: s.ToolCall.ToolCallID, Kind: kindOf(s),
 		Title: s.Title, Command: s.Command, Preview: preview(s.ToolCall.Content), Status: res.Status,
-		Reason: res.Reason, OptionID: res.OptionID, Decision: DecisionDeny, DecidedBy: decidedBy(s, t),
+		Reason: res.Reason, OptionID: res.OptionID, Decision: policy.DecisionDeny, DecidedBy: decidedBy(s, t),
 		Message: gateMessage(s, t), CreatedAt: d.created, DecidedAt: res.At}
 	if s.Classification != nil {
 		it.Class, it.Reasons = s.Classification.Class, s.Classification.Reasons
@@ -74,7 +75,7 @@ func (b *Broker) planItem(d *Decision, t Transition, res Resolution) PlanItem {
 	}
 	for _, o := range s.Options {
 		if o.OptionID == res.OptionID && mayApprove(o) {
-			it.Decision = DecisionAllow
+			it.Decision = policy.DecisionAllow
 		}
 	}
 	if t.Answer != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/policy"
 	"log/slog"
 	"sync"
 	"time"
@@ -76,7 +77,7 @@ type Options struct {
 	Mode     Mode
 	LockMode bool
 	// Policy is the initial policy (--policy); nil has no rules. See SetPolicy.
-	Policy *Policy
+	Policy *policy.Policy
 	// Agent names the agent for policy rules' agent matcher and remembered
 	// verdicts (the base name of the agent command).
 	Agent string

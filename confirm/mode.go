@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/policy"
 	"sync"
 	"time"
 )
@@ -39,7 +40,7 @@ var ErrModeLocked = errors.New("gate mode is locked (--lock-mode)")
 type gate struct {
 	mu        sync.Mutex // guards the fields below
 	sessions  map[string]*gateSession
-	policy    *Policy
+	policy    *policy.Policy
 	policyRev uint64
 	always    map[string]StoredRule // remembered ALWAYS verdicts by key
 	loaded    bool                  // always was read from the store
@@ -50,7 +51,7 @@ type gate struct {
 type gateSession struct {
 	mode     Mode
 	revision uint64
-	remember map[string]string // SESSION verdicts: key → "allow" | "deny"
+	remember map[string]policy.Decision // SESSION verdicts by key
 	breaker  breakerState
 }
 
@@ -63,7 +64,7 @@ func (b *Broker) gateSessionLocked(id string) *gateSession {
 		if m == "" {
 			m = ModeDefault
 		}
-		gs = &gateSession{mode: m, remember: map[string]string{}}
+		gs = &gateSession{mode: m, remember: map[string]policy.Decision{}}
 		b.g.sessions[id] = gs
 	}
 	return gs

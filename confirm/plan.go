@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/policy"
 	"strings"
 
 	"github.com/acpmux/acpmux/acp"
@@ -50,17 +51,17 @@ const (
 // GateInfo records how the gate routed a request; it is part of the
 // immutable snapshot (JSON "gate").
 type GateInfo struct {
-	Mode           Mode   `json:"mode"`           // gate mode when the request arrived
-	ModeRevision   uint64 `json:"modeRevision"`   // its revision
-	PolicyRevision uint64 `json:"policyRevision"` // revision of the policy rules
-	Route          Route  `json:"route"`          // one of the Route constants
-	Policy         string `json:"policy"`         // the policy verdict: allow, ask, deny; "" when no rule matched
-	DecidedBy      string `json:"decidedBy"`      // rule:NAME, a builtin:..., session:/always: verdict, default:ask
-	Downgraded     bool   `json:"downgraded,omitempty"`
-	Message        string `json:"message,omitempty"` // fixed message for the agent when the gate decided
-	Agent          string `json:"agent,omitempty"`
-	Producer       string `json:"producer,omitempty"` // host that owns the session
-	Key            string `json:"key"`                // the remember key (agent, kind, command or title)
+	Mode           Mode            `json:"mode"`           // gate mode when the request arrived
+	ModeRevision   uint64          `json:"modeRevision"`   // its revision
+	PolicyRevision uint64          `json:"policyRevision"` // revision of the policy rules
+	Route          Route           `json:"route"`          // one of the Route constants
+	Policy         policy.Decision `json:"policy"`         // the policy verdict: allow, ask, deny; "" when no rule matched
+	DecidedBy      string          `json:"decidedBy"`      // rule:NAME, a builtin:..., session:/always: verdict, default:ask
+	Downgraded     bool            `json:"downgraded,omitempty"`
+	Message        string          `json:"message,omitempty"` // fixed message for the agent when the gate decided
+	Agent          string          `json:"agent,omitempty"`
+	Producer       string          `json:"producer,omitempty"` // host that owns the session
+	Key            string          `json:"key"`                // the remember key (agent, kind, command or title)
 }
 
 // shellCommand returns the shell command of a tool call: rawInput.command
@@ -85,8 +86,8 @@ func kindOf(s *Snapshot) string {
 }
 
 // itemOf builds the policy item of s under mode.
-func (b *Broker) itemOf(s *Snapshot, mode Mode) Item {
-	it := Item{Kind: kindOf(s), Command: s.Command, Title: s.Title, Mode: mode, Agent: b.opts.Agent, Paths: pathsOf(s.ToolCall),
+func (b *Broker) itemOf(s *Snapshot, mode Mode) policy.Item {
+	it := policy.Item{Kind: kindOf(s), Command: s.Command, Title: s.Title, Mode: string(mode), Agent: b.opts.Agent, Paths: pathsOf(s.ToolCall),
 		InputSHA256: sha256Hex([]byte(string(s.ToolCall.RawInput) + "\x00" + string(s.ToolCall.Content) + "\x00" + string(s.ToolCall.Locations)))}
 	if s.Command != "" {
 		it.Class = "unknown"
@@ -209,12 +210,12 @@ func (b *Broker) routeSnapshot(s *Snapshot, producer string) {
 // commands that bash may read differently (refused); plan-mode shell
 // routing; the data-source precheck; policy allow; a remembered verdict;
 // ask.
-func route(g *GateInfo, s *Snapshot, it Item, v Verdict, tripped bool, remembered, rememberedBy string) {
+func route(g *GateInfo, s *Snapshot, it policy.Item, v policy.Verdict, tripped bool, remembered policy.Decision, rememberedBy string) {
 	rule := decidedByRulePrefix + v.Rule
 	set := func(r Route, by, msg string) { g.Route, g.DecidedBy, g.Message = r, by, msg }
 	plan := g.Mode == ModePlan
 	switch {
-	case v.Decision == DecisionDeny:
+	case v.Decision == policy.DecisionDeny:
 		set(RouteDeny, rule, fixed.PolicyDenyMessage)
 	case it.Kind == "switch_mode":
 		set(RouteAsk, BuiltinSwitchMode, "")
@@ -231,22 +232,22 @@ func route(g *GateInfo, s *Snapshot, it Item, v Verdict, tripped bool, remembere
 			builtin = rule
 		}
 		set(r, builtin, msg)
-	case dataSource(s) && v.Decision == DecisionAsk:
+	case dataSource(s) && v.Decision == policy.DecisionAsk:
 		set(RouteDeny, rule, fixed.PolicyDenyMessage)
 		g.Downgraded = true
-	case v.Decision == DecisionAllow:
+	case v.Decision == policy.DecisionAllow:
 		set(RouteAllow, rule, "")
-	case plan && !dataSource(s) && remembered != DecisionDeny:
+	case plan && !dataSource(s) && remembered != policy.DecisionDeny:
 		// Any other tool in plan mode (kind other, unknown or missing, an
 		// MCP tool): an exact one-off, never a remembered or persistent grant.
 		set(RouteOneOff, BuiltinPlanOneOff, "")
-	case remembered == DecisionAllow && !plan:
+	case remembered == policy.DecisionAllow && !plan:
 		set(RouteAllow, rememberedBy, "")
-	case remembered == DecisionDeny:
+	case remembered == policy.DecisionDeny:
 		set(RouteDeny, rememberedBy, fixed.PolicyDenyMessage)
 	case dataSource(s):
 		set(RouteAsk, BuiltinDataSource, "")
-	case v.Decision == DecisionAsk:
+	case v.Decision == policy.DecisionAsk:
 		set(RouteAsk, rule, "")
 	default:
 		set(RouteAsk, DecidedByDefaultAsk, "")
@@ -288,14 +289,14 @@ func hasDiff(tc acp.ToolCallUpdate) bool {
 // PlanShell is the plan-mode rows of the gate's routing table for a shell
 // command of class ("read-only", "write", "unknown"), given whether bash
 // may read it differently from the classifier (diverges) and the policy
-// verdict (DecisionAllow, DecisionAsk, or "" when no rule matched; never
-// DecisionDeny, which beats plan mode). It returns the route, the builtin
+// verdict ([policy.DecisionAllow], [policy.DecisionAsk], or "" when no rule matched; never
+// [policy.DecisionDeny], which beats plan mode). It returns the route, the builtin
 // that decided ("" when the policy rule did) and the fixed message for the
 // agent ("" when there is none). A one-off prompt's warning is
 // [fixed.UnknownWarning], or [fixed.ReadOnlyAskWarning] for a read-only
 // command. The broker and the Claude Code hook (acpmux hook claude) route
 // with it. Pure; see docs/plan-mode.md.
-func PlanShell(class string, diverges bool, policy string) (r Route, builtin, message string) {
+func PlanShell(class string, diverges bool, verdict policy.Decision) (r Route, builtin, message string) {
 	switch {
 	case diverges && class != "write":
 		// What a human would read is not the program bash runs: no
@@ -303,13 +304,13 @@ func PlanShell(class string, diverges bool, policy string) (r Route, builtin, me
 		return RoutePlanBlock, BuiltinPlanDiverges, fixed.DivergeBlockMessage
 	case class == "write":
 		return RoutePlanBlock, BuiltinPlanBlock, fixed.WriteBlockMessage
-	case class == "read-only" && policy == DecisionAllow:
+	case class == "read-only" && verdict == policy.DecisionAllow:
 		return RouteAllow, "", fixed.ReadOnlyAllowMessage
-	case class == "read-only" && policy == DecisionAsk:
+	case class == "read-only" && verdict == policy.DecisionAsk:
 		return RouteOneOff, "", ""
 	case class == "read-only":
 		return RouteAllow, BuiltinPlanReadOnly, fixed.ReadOnlyAllowMessage
-	case policy != "":
+	case verdict != "":
 		return RouteOneOff, "", ""
 	}
 	return RouteOneOff, BuiltinPlanOneOff, ""
@@ -491,7 +492,7 @@ func (b *Broker) revalidateGate(d *Decision) error {
 	if mode != g.Mode || rev != g.ModeRevision {
 		return fmt.Errorf("gate mode is %s (revision %d); the request was asked under %s (revision %d)", mode, rev, g.Mode, g.ModeRevision)
 	}
-	if v := pol.Evaluate(b.itemOf(&d.snap, mode)); v.Decision == DecisionDeny {
+	if v := pol.Evaluate(b.itemOf(&d.snap, mode)); v.Decision == policy.DecisionDeny {
 		return fmt.Errorf("policy rule %q now denies it", v.Rule)
 	}
 	b.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/policy"
 	"time"
 
 	"github.com/acpmux/acpmux/acp"
@@ -73,7 +74,7 @@ func scopeOf(result json.RawMessage) (string, error) {
 
 // rememberKey is the key of SESSION and ALWAYS verdicts: agent, tool kind,
 // and the command, or the title when there is no command.
-func rememberKey(it Item) string {
+func rememberKey(it policy.Item) string {
 	target := it.Command
 	if target == "" {
 		// No command: the title and the whole input (arguments, diff,
@@ -87,14 +88,14 @@ func rememberKey(it Item) string {
 // StoredRule is a remembered ALWAYS verdict, kept in the store's
 // always_rules table.
 type StoredRule struct {
-	Key        string    `json:"key"`
-	Agent      string    `json:"agent"`
-	Kind       string    `json:"kind"`
-	Target     string    `json:"target"`   // command or title
-	Decision   string    `json:"decision"` // allow or deny
-	DecisionID string    `json:"decisionId"`
-	By         string    `json:"by"` // host id
-	CreatedAt  time.Time `json:"createdAt"`
+	Key        string          `json:"key"`
+	Agent      string          `json:"agent"`
+	Kind       string          `json:"kind"`
+	Target     string          `json:"target"`   // command or title
+	Decision   policy.Decision `json:"decision"` // allow or deny
+	DecisionID string          `json:"decisionId"`
+	By         string          `json:"by"` // host id
+	CreatedAt  time.Time       `json:"createdAt"`
 }
 
 // remember applies the scope of the winning answer of d: SESSION in
@@ -103,10 +104,10 @@ func (b *Broker) remember(d *Decision, a *Answer, by string) {
 	if a == nil || (a.Scope != ScopeSession && a.Scope != ScopeAlways) || d.snap.Gate == nil {
 		return
 	}
-	verdict := DecisionDeny
+	verdict := policy.DecisionDeny
 	for _, o := range d.snap.Options {
 		if o.OptionID == a.OptionID && mayApprove(o) {
-			verdict = DecisionAllow
+			verdict = policy.DecisionAllow
 		}
 	}
 	key := d.snap.Gate.Key
