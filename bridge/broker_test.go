@@ -19,6 +19,7 @@ import (
 	"github.com/acpmux/acpmux/bridge"
 	"github.com/acpmux/acpmux/bridge/httpapi"
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/store"
 )
 
 const permScriptHead = `
@@ -291,7 +292,7 @@ func TestAgentExitCancelsDecisions(t *testing.T) {
 	}
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		ds, _ := f.broker.Decisions(context.Background(), "s1")
-		if len(ds) == 1 && ds[0].Status == confirm.StatusCancelled && ds[0].Reason == confirm.ReasonAgentExited {
+		if len(ds) == 1 && ds[0].Status == store.StatusCancelled && ds[0].Reason == store.ReasonAgentExited {
 			break
 		}
 		if time.Now().After(deadline) {

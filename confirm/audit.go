@@ -2,8 +2,10 @@ package confirm
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"github.com/acpmux/acpmux/confirm/policy"
+	"github.com/acpmux/acpmux/confirm/store"
 	"strings"
 	"time"
 )
@@ -32,8 +34,8 @@ type PlanItem struct {
 	Downgraded bool            `json:"downgraded,omitempty"` // an ask downgraded to deny (data source or interactive)
 	OptionID   string          `json:"optionId,omitempty"`   // the option the agent received, "" for cancelled
 	Scope      string          `json:"scope,omitempty"`
-	Status     Status          `json:"status"`
-	Reason     string          `json:"reason"`
+	Status     store.Status    `json:"status"`
+	Reason     store.Reason    `json:"reason"`
 	Message    string          `json:"message,omitempty"`
 	Producer   string          `json:"producer,omitempty"` // host that owns the session
 	Agent      string          `json:"agent,omitempty"`
@@ -47,21 +49,21 @@ const maxMemoryItems = 10000
 // afterClose runs the gate's work once d closed as res: the audit row, the
 // circuit breaker, the answer's scope, and leaving plan mode when a human
 // approved a switch_mode request.
-func (b *Broker) afterClose(d *Decision, t Transition, res Resolution) {
+func (b *Broker) afterClose(d *Decision, t transition, res Resolution) {
 	item := b.planItem(d, t, res)
 	b.recordItem(item)
-	if t.Status == StatusAnswered && t.Reason == ReasonAnswered {
+	if t.Status == store.StatusAnswered && t.Reason == store.ReasonAnswered {
 		b.remember(d, t.Answer, t.By)
 	}
 	b.countOutcome(d.snap.SessionID, item.Decision != policy.DecisionAllow, res.Reason)
 	if g := d.snap.Gate; g != nil && kindOf(&d.snap) == "switch_mode" && item.Decision == policy.DecisionAllow &&
-		t.Reason == ReasonAnswered && g.Mode == ModePlan && res.OptionID != "plan" {
+		t.Reason == store.ReasonAnswered && g.Mode == ModePlan && res.OptionID != "plan" {
 		b.SetMode(d.snap.SessionID, ModeDefault, fmt.Sprintf("host %s approved switch_mode (optionId %q) of decision %s", t.By, res.OptionID, d.id))
 	}
 }
 
 // planItem builds the audit row of d closed by t.
-func (b *Broker) planItem(d *Decision, t Transition, res Resolution) PlanItem {
+func (b *Broker) planItem(d *Decision, t transition, res Resolution) PlanItem {
 	s := &d.snap
 	it := PlanItem{ID: d.id, SessionID: s.SessionID, ToolCallID: s.ToolCall.ToolCallID, Kind: kindOf(s),
 		Title: s.Title, Command: s.Command, Preview: preview(s.ToolCall.Content), Status: res.Status,
@@ -108,8 +110,12 @@ func preview(content []byte) string {
 
 // recordItem writes the audit row to the store, or keeps it in memory.
 func (b *Broker) recordItem(it PlanItem) {
-	if as, ok := b.store.(GateStore); ok {
-		if err := as.InsertPlanItem(context.Background(), it); err != nil {
+	if b.store != nil {
+		doc, err := json.Marshal(it)
+		if err == nil {
+			err = b.store.InsertPlanItem(context.Background(), store.PlanItem{ID: it.ID, SessionID: it.SessionID, DecidedAt: it.DecidedAt, Item: doc})
+		}
+		if err != nil {
 			b.log.Warn("confirm: cannot store plan item", "decision", it.ID, "err", err)
 		}
 		return
@@ -129,8 +135,8 @@ func (b *Broker) PlanItems(ctx context.Context, sessionID string, limit int) ([]
 	if limit <= 0 {
 		limit = maxListed
 	}
-	if as, ok := b.store.(GateStore); ok {
-		return as.PlanItems(ctx, sessionID, limit)
+	if b.store != nil {
+		return StoredPlanItems(ctx, b.store, sessionID, limit)
 	}
 	b.g.mu.Lock()
 	defer b.g.mu.Unlock()
@@ -142,6 +148,26 @@ func (b *Broker) PlanItems(ctx context.Context, sessionID string, limit int) ([]
 	}
 	if len(out) > limit {
 		out = out[len(out)-limit:]
+	}
+	return out, nil
+}
+
+// StoredPlanItems returns the audit rows of sessionID (every session when
+// "") in st, oldest first, at most limit, as [Broker.PlanItems] does; acpmux
+// audit reads a store with it while no broker runs. An error comes from the
+// store, or says a row cannot be decoded.
+func StoredPlanItems(ctx context.Context, st store.Store, sessionID string, limit int) ([]PlanItem, error) {
+	rows, err := st.PlanItems(ctx, sessionID, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]PlanItem, 0, len(rows))
+	for _, r := range rows {
+		var it PlanItem
+		if err := json.Unmarshal(r.Item, &it); err != nil {
+			return nil, fmt.Errorf("plan item %s: %w", r.ID, err)
+		}
+		out = append(out, it)
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package confirm
 
 import (
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/store"
 	"time"
 )
 
@@ -48,9 +49,9 @@ type breakerState struct {
 // denied is whether the agent got no approval. When it trips, the turn is
 // cancelled through [Sessions.CancelTurn]. Closings that ended the turn
 // anyway (session/cancel, agent exit) are not counted.
-func (b *Broker) countOutcome(sessionID string, denied bool, reason string) {
+func (b *Broker) countOutcome(sessionID string, denied bool, reason store.Reason) {
 	sess := b.bridge()
-	if sess == nil || turnEnded[reason] || reason == ReasonBreaker {
+	if sess == nil || turnEnded[reason] || reason == store.ReasonBreaker {
 		return
 	}
 	cfg := b.opts.Breaker.withDefaults()

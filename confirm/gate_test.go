@@ -14,6 +14,8 @@ import (
 	"github.com/acpmux/acpmux/classify"
 	"github.com/acpmux/acpmux/confirm"
 	"github.com/acpmux/acpmux/confirm/policy"
+	"github.com/acpmux/acpmux/confirm/store"
+	"github.com/acpmux/acpmux/confirm/store/sqlite"
 )
 
 func classifyCmd(cmd string) confirm.Classification {
@@ -261,7 +263,7 @@ func TestScopeSession(t *testing.T) {
 func TestScopeAlways(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		store confirm.Store
+		store store.Store
 	}{{"no store", nil}, {"memory store", memStore(t)}} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newBroker(t, confirm.Options{Store: tc.store, Classify: classifyCmd})
@@ -272,7 +274,7 @@ func TestScopeAlways(t *testing.T) {
 			if !errors.Is(err, confirm.ErrAlwaysUnavailable) {
 				t.Fatalf("err = %v, want ErrAlwaysUnavailable", err)
 			}
-			if d.Status() != confirm.StatusOpen {
+			if d.Status() != store.StatusOpen {
 				t.Fatalf("status %s, want still open", d.Status())
 			}
 			b.Answer(context.Background(), "s", d.ID(), "http", confirm.Answer{OptionID: "reject-once"})
@@ -347,7 +349,7 @@ func TestBreaker(t *testing.T) {
 // and the store refuses UPDATE and DELETE of them.
 func TestAuditRowsImmutable(t *testing.T) {
 	path := t.TempDir() + "/state.db"
-	st, err := confirm.OpenStore(path)
+	st, err := sqlite.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/acpmux/acpmux/confirm/policy"
+	"github.com/acpmux/acpmux/confirm/store"
 	"sync"
-	"time"
 )
 
 // Mode is the gate mode of a session: ModeDefault or ModePlan. It is
@@ -42,7 +42,7 @@ type gate struct {
 	sessions  map[string]*gateSession
 	policy    *policy.Policy
 	policyRev uint64
-	always    map[string]StoredRule // remembered ALWAYS verdicts by key
+	always    map[string]store.Rule // remembered ALWAYS verdicts by key
 	loaded    bool                  // always was read from the store
 	items     []PlanItem            // audit rows when there is no store (bounded)
 }
@@ -108,9 +108,9 @@ func (b *Broker) SetMode(sessionID string, m Mode, by string) (uint64, error) {
 	rev := gs.revision
 	b.g.mu.Unlock()
 	b.log.Info("confirm: gate mode changed", "session", sessionID, "mode", m, "revision", rev, "by", by)
-	if ms, ok := b.store.(GateStore); ok {
-		ev := ModeEvent{SessionID: sessionID, At: b.now().UTC(), Mode: m, Revision: rev, By: by}
-		if err := ms.InsertModeEvent(context.Background(), ev); err != nil {
+	if b.store != nil {
+		ev := store.ModeEvent{SessionID: sessionID, At: b.now().UTC(), Mode: string(m), Revision: rev, By: by}
+		if err := b.store.InsertModeEvent(context.Background(), ev); err != nil {
 			b.log.Warn("confirm: cannot store gate mode change", "session", sessionID, "err", err)
 		}
 	}
@@ -148,15 +148,6 @@ func (b *Broker) PromptStarted(sessionID string) {
 // staleSession fails every open decision of sessionID closed as stale.
 func (b *Broker) staleSession(sessionID, why string) {
 	for _, d := range b.openDecisions(sessionID) {
-		b.close(d, StatusCancelled, ReasonStale, "stale: "+why)
+		b.close(d, store.StatusCancelled, store.ReasonStale, "stale: "+why)
 	}
-}
-
-// ModeEvent is one gate mode change, kept in the store's mode_events table.
-type ModeEvent struct {
-	SessionID string    `json:"sessionId"`
-	At        time.Time `json:"at"`
-	Mode      Mode      `json:"mode"`
-	Revision  uint64    `json:"revision"`
-	By        string    `json:"by"`
 }

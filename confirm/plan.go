@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/acpmux/acpmux/confirm/policy"
+	"github.com/acpmux/acpmux/confirm/store"
 	"strings"
 
 	"github.com/acpmux/acpmux/acp"
@@ -22,14 +23,6 @@ const (
 	RoutePlanBlock Route = "plan_block" // plan mode blocked a write or an edit; no host sees it
 	RouteOneOff    Route = "one_off"    // exact one-off prompt: only allow_once and reject_once are offered
 	RouteAsk       Route = "ask"        // the agent's own prompt, to every eligible host
-)
-
-// Reasons of decisions the gate closed without a host.
-const (
-	ReasonPolicyAllow = "policy_allow"    // a rule (or builtin:plan-read-only, or a remembered verdict) allowed it
-	ReasonPolicyDeny  = "policy_deny"     // a rule (or a remembered verdict) denied it
-	ReasonPlanBlock   = "plan_block"      // plan mode blocked a write or an edit
-	ReasonBreaker     = "circuit_breaker" // the circuit breaker stopped the turn
 )
 
 // Built-in decidedBy names.
@@ -377,20 +370,20 @@ func (b *Broker) decideByGate(d *Decision, hosts int) bool {
 		if opt == "" {
 			return false // nothing to answer with but a persistent grant: ask the hosts
 		}
-		b.decide(d, Transition{Status: StatusAnswered, Answer: &Answer{OptionID: opt}, By: g.DecidedBy, Reason: ReasonPolicyAllow}, msgOr(g.Message, opt))
+		b.decide(d, transition{Status: store.StatusAnswered, Answer: &Answer{OptionID: opt}, By: g.DecidedBy, Reason: store.ReasonPolicyAllow}, msgOr(g.Message, opt))
 	case RouteDeny:
-		reason := ReasonPolicyDeny
+		reason := store.ReasonPolicyDeny
 		if g.DecidedBy == BuiltinBreaker {
-			reason = ReasonBreaker
+			reason = store.ReasonBreaker
 		}
-		b.decide(d, Transition{Status: StatusCancelled, By: g.DecidedBy, Reason: reason}, g.Message)
+		b.decide(d, transition{Status: store.StatusCancelled, By: g.DecidedBy, Reason: reason}, g.Message)
 	case RoutePlanBlock:
-		b.decide(d, Transition{Status: StatusCancelled, By: g.DecidedBy, Reason: ReasonPlanBlock}, g.Message)
+		b.decide(d, transition{Status: store.StatusCancelled, By: g.DecidedBy, Reason: store.ReasonPlanBlock}, g.Message)
 	case RouteOneOff:
 		if hosts > 0 && firstAllowOnce(d.snap.Options) != "" {
 			return false
 		}
-		b.decide(d, Transition{Status: StatusCancelled, Reason: ReasonNoEligibleHost}, fixed.NoApprovalMessage)
+		b.decide(d, transition{Status: store.StatusCancelled, Reason: store.ReasonNoEligibleHost}, fixed.NoApprovalMessage)
 	default:
 		return false
 	}
@@ -405,7 +398,7 @@ func msgOr(msg, alt string) string {
 }
 
 // decide takes the claim of open decision d and commits t.
-func (b *Broker) decide(d *Decision, t Transition, detail string) {
+func (b *Broker) decide(d *Decision, t transition, detail string) {
 	<-d.ready
 	d.mu.Lock()
 	if d.status.Closed() || d.claiming {
@@ -419,19 +412,19 @@ func (b *Broker) decide(d *Decision, t Transition, detail string) {
 
 // gateMessage returns the fixed message the agent and the journal get for
 // d's snapshot s closed by t, or "".
-func gateMessage(s *Snapshot, t Transition) string {
+func gateMessage(s *Snapshot, t transition) string {
 	g := s.Gate
 	if g == nil {
 		return ""
 	}
 	switch t.Reason {
-	case ReasonPolicyAllow, ReasonPolicyDeny, ReasonPlanBlock, ReasonBreaker:
+	case store.ReasonPolicyAllow, store.ReasonPolicyDeny, store.ReasonPlanBlock, store.ReasonBreaker:
 		return g.Message
-	case ReasonStale:
+	case store.ReasonStale:
 		if g.Route == RouteOneOff || g.Mode == ModePlan {
 			return fixed.StaleApprovalMessage
 		}
-	case ReasonNoEligibleHost, ReasonTimeout:
+	case store.ReasonNoEligibleHost, store.ReasonTimeout:
 		if g.Route == RouteOneOff {
 			return fixed.NoApprovalMessage
 		}
@@ -441,7 +434,7 @@ func gateMessage(s *Snapshot, t Transition) string {
 
 // gateResult builds the agent's result for s closed by t: buildResult plus,
 // when the gate has a message, _meta.acpmux {message, decidedBy, route}.
-func gateResult(s *Snapshot, t Transition, optionID, text string) json.RawMessage {
+func gateResult(s *Snapshot, t transition, optionID, text string) json.RawMessage {
 	msg := gateMessage(s, t)
 	if msg == "" {
 		return buildResult(optionID, text)
@@ -464,16 +457,16 @@ func gateResult(s *Snapshot, t Transition, optionID, text string) json.RawMessag
 
 // decidedBy names who decided s's outcome t: the rule or builtin for the
 // gate's own decisions, host:ID for a host's answer, acpmux:REASON else.
-func decidedBy(s *Snapshot, t Transition) string {
+func decidedBy(s *Snapshot, t transition) string {
 	switch t.Reason {
-	case ReasonPolicyAllow, ReasonPolicyDeny, ReasonPlanBlock, ReasonBreaker:
+	case store.ReasonPolicyAllow, store.ReasonPolicyDeny, store.ReasonPlanBlock, store.ReasonBreaker:
 		if s.Gate != nil {
 			return s.Gate.DecidedBy
 		}
-	case ReasonAnswered:
+	case store.ReasonAnswered:
 		return decidedByHostPrefix + t.By
 	}
-	return "acpmux:" + t.Reason
+	return "acpmux:" + string(t.Reason)
 }
 
 // revalidateGate checks that an approval of d still matches the gate: the
@@ -538,7 +531,7 @@ func (b *Broker) argsChanged(sessionID string, update json.RawMessage) {
 			merged.Kind = u.Kind
 		}
 		if err := differ(&d.snap, merged); err != nil {
-			b.close(d, StatusCancelled, ReasonStale, "stale: "+err.Error())
+			b.close(d, store.StatusCancelled, store.ReasonStale, "stale: "+err.Error())
 		}
 	}
 }
