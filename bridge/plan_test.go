@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/gate"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -102,10 +103,10 @@ func TestPlanModeSeed001(t *testing.T) {
 	f := newPlanFixture(t, script, confirm.Options{Mode: confirm.ModePlan})
 	f.prompt()
 
-	if opt, msg := agentOutcome(t, f.waitAgent(1)); opt != "allow-once" || msg != classify.ReadOnlyAllowMessage {
+	if opt, msg := agentOutcome(t, f.waitAgent(1)); opt != "allow-once" || msg != gate.ReadOnlyAllowMessage {
 		t.Errorf("git status: agent got %s %q, want allow-once with the read-only message", opt, msg)
 	}
-	if opt, msg := agentOutcome(t, f.waitAgent(2)); opt != "reject" || msg != classify.WriteBlockMessage {
+	if opt, msg := agentOutcome(t, f.waitAgent(2)); opt != "reject" || msg != gate.WriteBlockMessage {
 		t.Errorf("touch changed.txt: agent got %s %q, want reject with the write-block message", opt, msg)
 	}
 
@@ -123,11 +124,11 @@ func TestPlanModeSeed001(t *testing.T) {
 			t.Errorf("prompt %d offers %v, want only allow-once and reject", n, ids)
 		}
 		first := tc["content"].([]any)[0].(map[string]any)["content"].(map[string]any)["text"].(string)
-		if !strings.Contains(first, classify.UnknownWarning) {
+		if !strings.Contains(first, gate.UnknownWarning) {
 			t.Errorf("first content block %q, want the seed-001 warning", first)
 		}
 		meta := params["_meta"].(map[string]any)["acpmux"].(map[string]any)
-		if w := meta["warnings"].([]any); len(w) == 0 || w[0] != classify.UnknownWarning || meta["oneOff"] != true {
+		if w := meta["warnings"].([]any); len(w) == 0 || w[0] != gate.UnknownWarning || meta["oneOff"] != true {
 			t.Errorf("_meta.acpmux = %v, want the warning first and oneOff", meta)
 		}
 		answer := "allow-once"
@@ -146,7 +147,7 @@ func TestPlanModeSeed001(t *testing.T) {
 	if err != nil || len(items) != 4 {
 		t.Fatalf("plan items %d, %v; want 4", len(items), err)
 	}
-	wantBy := []string{confirm.BuiltinPlanReadOnly, confirm.BuiltinPlanBlock, "host:ide", "acpmux:no_eligible_host"}
+	wantBy := []string{gate.BuiltinPlanReadOnly, gate.BuiltinPlanBlock, "host:ide", "acpmux:no_eligible_host"}
 	for i, it := range items {
 		if it.DecidedBy != wantBy[i] {
 			t.Errorf("item %d (%s) decidedBy %q, want %q", i, it.Command, it.DecidedBy, wantBy[i])
@@ -169,7 +170,7 @@ func TestPlanModePendingChangeCancels(t *testing.T) {
 	f.prompt()
 	id, _ := expectPermission(t, f.ide)
 	f.ide.send(`{"jsonrpc":"2.0","id":9,"method":"session/set_mode","params":{"sessionId":"s1","modeId":"default"}}`)
-	if opt, msg := agentOutcome(t, f.waitAgent(1)); opt != "reject" || msg != classify.StaleApprovalMessage {
+	if opt, msg := agentOutcome(t, f.waitAgent(1)); opt != "reject" || msg != gate.StaleApprovalMessage {
 		t.Errorf("mode change: agent got %s %q, want reject with the stale message", opt, msg)
 	}
 	idJSON, _ := json.Marshal(id)
@@ -182,7 +183,7 @@ func TestPlanModePendingChangeCancels(t *testing.T) {
 	for m, _ := f.broker.GateMode("s1"); m != confirm.ModePlan; m, _ = f.broker.GateMode("s1") {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if opt, msg := agentOutcome(t, f.waitAgent(2)); opt != "reject" || msg != classify.StaleApprovalMessage {
+	if opt, msg := agentOutcome(t, f.waitAgent(2)); opt != "reject" || msg != gate.StaleApprovalMessage {
 		t.Errorf("arguments change: agent got %s %q, want reject with the stale message", opt, msg)
 	}
 	if got := f.agentGot()["perm-1"]; strings.Contains(got, "allow-once") {
@@ -201,7 +202,7 @@ func TestAgentCannotLeavePlanMode(t *testing.T) {
 		"recv\n" + shellPerm(3, "touch x") + "recv\nwaiteof\n"
 	f := newPlanFixture(t, script, confirm.Options{})
 	f.prompt()
-	if opt, msg := agentOutcome(t, f.waitAgent(1)); opt != "reject" || msg != classify.WriteBlockMessage {
+	if opt, msg := agentOutcome(t, f.waitAgent(1)); opt != "reject" || msg != gate.WriteBlockMessage {
 		t.Errorf("after the agent left plan on its own: got %s %q, want the plan block", opt, msg)
 	}
 	id, params := expectPermission(t, f.ide)
@@ -278,7 +279,7 @@ func TestBreakerCancelsTurn(t *testing.T) {
 			break
 		}
 	}
-	if opt, msg := agentOutcome(t, f.waitAgent(3)); opt != "reject" || msg != classify.BreakerMessage {
+	if opt, msg := agentOutcome(t, f.waitAgent(3)); opt != "reject" || msg != gate.BreakerMessage {
 		t.Errorf("after the breaker: %s %q", opt, msg)
 	}
 }
@@ -302,7 +303,7 @@ func TestPlanModeEditWithReadOnlyCommandNeverReachesAHost(t *testing.T) {
 	f := newPlanFixture(t, script, confirm.Options{Mode: confirm.ModePlan, Policy: pol})
 	f.prompt()
 	for n := 1; n <= 4; n++ {
-		if opt, msg := agentOutcome(t, f.waitAgent(n)); opt != "reject" || msg != classify.EditBlockMessage {
+		if opt, msg := agentOutcome(t, f.waitAgent(n)); opt != "reject" || msg != gate.EditBlockMessage {
 			t.Errorf("perm-%d: agent got %s %q, want reject with the edit-block message", n, opt, msg)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/gate"
 	"github.com/acpmux/acpmux/confirm/policy"
 	"github.com/acpmux/acpmux/confirm/store"
 	"strings"
@@ -27,7 +28,7 @@ type PlanItem struct {
 	Reasons    []string        `json:"reasons,omitempty"`
 	Preview    string          `json:"preview,omitempty"` // from diff content
 	Mode       Mode            `json:"mode"`
-	Route      Route           `json:"route"`
+	Route      gate.Route      `json:"route"`
 	Policy     policy.Decision `json:"policy"`   // the policy verdict: allow, ask, deny, "" (no rule)
 	Decision   policy.Decision `json:"decision"` // what the agent got: allow or deny
 	DecidedBy  string          `json:"decidedBy"`

@@ -111,7 +111,7 @@ type Broker struct {
 	stopped   bool
 	gone      bool           // AgentExited was called
 	inflight  sync.WaitGroup // timer callbacks running
-	g         gate           // plan-mode gate, policy, audit (mode.go)
+	g         gateState      // plan-mode gate, policy, audit (mode.go)
 }
 
 // session is the broker's state of one ACP session. Guarded by Broker.mu.
@@ -148,7 +148,7 @@ func NewBroker(opts Options) (*Broker, error) {
 	}
 	b := &Broker{opts: opts, store: opts.Store, log: opts.Logger, now: opts.Now,
 		sessions: make(map[string]*session), byID: make(map[string]*Decision),
-		g: gate{sessions: map[string]*gateSession{}, policy: opts.Policy, always: map[string]store.Rule{}}}
+		g: gateState{sessions: map[string]*gateSession{}, policy: opts.Policy, always: map[string]store.Rule{}}}
 	if b.log == nil {
 		b.log = slog.Default()
 	}

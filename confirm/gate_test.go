@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/gate"
 	"strings"
 	"sync"
 	"testing"
@@ -98,7 +99,7 @@ command = "git status*"
 `)})
 	ide := newHost("ide")
 	r := await(t, ask(b, toolReq("s", "1", "execute", "rm -rf build"), ide))
-	if opt, msg := outcome(t, r.result); opt != "reject-once" || msg != classify.PolicyDenyMessage {
+	if opt, msg := outcome(t, r.result); opt != "reject-once" || msg != gate.PolicyDenyMessage {
 		t.Errorf("rm: %s %q", opt, msg)
 	}
 	r = await(t, ask(b, toolReq("s", "2", "execute", "make test"), ide))
@@ -157,7 +158,7 @@ kind = "fetch"
 `)})
 	ide := newHost("ide")
 	r := await(t, ask(b, toolReq("s", "1", "read", ""), ide))
-	if opt, msg := outcome(t, r.result); opt != "reject-once" || msg != classify.PolicyDenyMessage {
+	if opt, msg := outcome(t, r.result); opt != "reject-once" || msg != gate.PolicyDenyMessage {
 		t.Errorf("read: %s %q", opt, msg)
 	}
 	r2 := await(t, ask(b, toolReq("s", "2", "fetch", ""), ide))
@@ -192,7 +193,7 @@ func TestPolicyChangeMakesOneOffStale(t *testing.T) {
 	if !errors.Is(err, confirm.ErrStale) {
 		t.Fatalf("err = %v, want ErrStale", err)
 	}
-	if opt, msg := outcome(t, await(t, ch).result); opt != "reject-once" || msg != classify.StaleApprovalMessage {
+	if opt, msg := outcome(t, await(t, ch).result); opt != "reject-once" || msg != gate.StaleApprovalMessage {
 		t.Errorf("agent got %s %q", opt, msg)
 	}
 }
@@ -208,7 +209,7 @@ func TestPlanOneOffOffer(t *testing.T) {
 	if !d.OneOff() || len(d.Options()) != 2 || d.Options()[0].OptionID != "allow-once" || d.Options()[1].OptionID != "reject-once" {
 		t.Fatalf("one-off %v offers %+v", d.OneOff(), d.Options())
 	}
-	if w := d.Snapshot().Warnings; len(w) == 0 || w[0] != classify.UnknownWarning {
+	if w := d.Snapshot().Warnings; len(w) == 0 || w[0] != gate.UnknownWarning {
 		t.Errorf("warnings %q", w)
 	}
 	for _, a := range []confirm.Answer{{OptionID: "allow-once", Scope: confirm.ScopeSession}, {OptionID: "allow-once", Scope: confirm.ScopeAlways}} {
@@ -225,7 +226,7 @@ func TestPlanOneOffOffer(t *testing.T) {
 	}
 	// No host at all: the plan-safe refusal.
 	r := await(t, ask(b, toolReq("s", "2", "execute", "python3 -c 'print(1)'")))
-	if opt, msg := outcome(t, r.result); opt != "reject-once" || msg != classify.NoApprovalMessage {
+	if opt, msg := outcome(t, r.result); opt != "reject-once" || msg != gate.NoApprovalMessage {
 		t.Errorf("no host: %s %q", opt, msg)
 	}
 }
@@ -324,7 +325,7 @@ func TestBreaker(t *testing.T) {
 		t.Fatalf("cancels %q", cancels)
 	}
 	r := await(t, ask(b, toolReq("s", "6", "execute", "ls"), newHost("ide")))
-	if opt, msg := outcome(t, r.result); opt != "reject-once" || msg != classify.BreakerMessage {
+	if opt, msg := outcome(t, r.result); opt != "reject-once" || msg != gate.BreakerMessage {
 		t.Errorf("after tripping: %s %q", opt, msg)
 	}
 	b.PromptStarted("s")
@@ -357,7 +358,7 @@ func TestAuditRowsImmutable(t *testing.T) {
 	b := newBroker(t, confirm.Options{Store: st, Classify: classifyCmd, Mode: confirm.ModePlan})
 	await(t, ask(b, toolReq("s", "1", "execute", "git status")))
 	before := planItem(t, b, "s", confirm.DecisionID("s", "1"))
-	if before.Decision != "allow" || before.DecidedBy != confirm.BuiltinPlanReadOnly || before.Class != "read-only" {
+	if before.Decision != "allow" || before.DecidedBy != gate.BuiltinPlanReadOnly || before.Class != "read-only" {
 		t.Fatalf("row %+v", before)
 	}
 	b.SetPolicy(mustPolicy(t, "[[rule]]\nname='no-git'\ndecision='deny'\ncommand='git *'"))

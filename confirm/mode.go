@@ -35,9 +35,9 @@ func ParseMode(s string) (Mode, error) {
 // where Options.Mode put it.
 var ErrModeLocked = errors.New("gate mode is locked (--lock-mode)")
 
-// gate is the broker's plan-mode and policy state. Its mutex is taken after
+// gateState is the broker's plan-mode and policy state. Its mutex is taken after
 // Broker.mu when both are needed, never the other way round.
-type gate struct {
+type gateState struct {
 	mu        sync.Mutex // guards the fields below
 	sessions  map[string]*gateSession
 	policy    *policy.Policy

@@ -1,4 +1,4 @@
-package classify
+package gate
 
 // Fixed messages of acpmux's plan-mode gate for tool calls that are not
 // shell commands, and of its policy and circuit breaker. Like the messages
