@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/gate"
 	"io"
 	"log/slog"
 	"net/http"
@@ -432,7 +433,7 @@ func TestHiddenCharactersWarningReachesIDE(t *testing.T) {
 	req := `send {"jsonrpc":"2.0","id":"perm-1","method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"c1","title":"Run a command","kind":"execute","rawInput":{"command":"cat \u202egnp.txt"}},"options":[{"optionId":"allow","name":"Allow","kind":"allow_once"},{"optionId":"reject","name":"Reject","kind":"reject_once"}]}}` + "\n"
 	f := newBrokerFixture(t, permScriptHead+req+"recv\nwaiteof\n", time.Minute, true)
 	_, params := expectPermission(t, f.ide)
-	want := confirm.WarningHiddenInCommand + "U+202E RIGHT-TO-LEFT OVERRIDE"
+	want := gate.WarningHiddenInCommand + "U+202E RIGHT-TO-LEFT OVERRIDE"
 	meta := params["_meta"].(map[string]any)["acpmux"].(map[string]any)
 	var found bool
 	for _, w := range meta["warnings"].([]any) {

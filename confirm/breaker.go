@@ -2,6 +2,7 @@ package confirm
 
 import (
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/gate"
 	"github.com/acpmux/acpmux/confirm/store"
 	"time"
 )
@@ -88,8 +89,5 @@ func (b *Broker) countOutcome(sessionID string, denied bool, reason store.Reason
 		return
 	}
 	b.log.Warn("confirm: circuit breaker tripped; cancelling the prompt turn", "session", sessionID, "why", why)
-	sess.CancelTurn(sessionID, "acpmux circuit breaker: "+why+". "+BreakerNotice)
+	sess.CancelTurn(sessionID, "acpmux circuit breaker: "+why+". "+gate.BreakerNotice)
 }
-
-// BreakerNotice is the text hosts are told when the breaker cancels a turn.
-const BreakerNotice = "The prompt turn was cancelled; every further permission request of this turn is denied. The trip clears on the next prompt from a host."

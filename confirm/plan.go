@@ -275,7 +275,7 @@ func oneOff(s *Snapshot, class string) {
 	}
 	rest := make([]string, 0, len(s.Warnings))
 	for _, x := range s.Warnings {
-		if x != WarningUnknownCommand {
+		if x != gate.WarningUnknownCommand {
 			rest = append(rest, x)
 		}
 	}
