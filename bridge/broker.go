@@ -7,6 +7,7 @@ import (
 
 	"github.com/acpmux/acpmux/acp"
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/gate"
 )
 
 // hostPresenter shows decisions to one bridge host as ACP
@@ -61,7 +62,7 @@ func presentParams(d *confirm.Decision) []byte {
 		s.Warnings = []string{}
 	}
 	var mode confirm.Mode
-	var route confirm.Route
+	var route gate.Route
 	if s.Gate != nil {
 		mode, route = s.Gate.Mode, s.Gate.Route
 	}
@@ -73,7 +74,7 @@ func presentParams(d *confirm.Decision) []byte {
 		DisplayedTextSHA256 string                  `json:"displayedTextSha256"`
 		OneOff              bool                    `json:"oneOff,omitempty"`
 		Mode                confirm.Mode            `json:"mode,omitempty"`
-		Route               confirm.Route           `json:"route,omitempty"`
+		Route               gate.Route              `json:"route,omitempty"`
 	}{d.ID(), s.Warnings, s.Command, s.Classification, s.DisplayedTextSHA256, d.OneOff(), mode, route})
 	out := setMember(params, "_meta", "acpmux", meta)
 	if d.OneOff() {

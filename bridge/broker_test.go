@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/gate"
 	"io"
 	"log/slog"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"github.com/acpmux/acpmux/bridge"
 	"github.com/acpmux/acpmux/bridge/httpapi"
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/store"
 )
 
 const permScriptHead = `
@@ -291,7 +293,7 @@ func TestAgentExitCancelsDecisions(t *testing.T) {
 	}
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		ds, _ := f.broker.Decisions(context.Background(), "s1")
-		if len(ds) == 1 && ds[0].Status == confirm.StatusCancelled && ds[0].Reason == confirm.ReasonAgentExited {
+		if len(ds) == 1 && ds[0].Status == store.StatusCancelled && ds[0].Reason == store.ReasonAgentExited {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -431,7 +433,7 @@ func TestHiddenCharactersWarningReachesIDE(t *testing.T) {
 	req := `send {"jsonrpc":"2.0","id":"perm-1","method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"c1","title":"Run a command","kind":"execute","rawInput":{"command":"cat \u202egnp.txt"}},"options":[{"optionId":"allow","name":"Allow","kind":"allow_once"},{"optionId":"reject","name":"Reject","kind":"reject_once"}]}}` + "\n"
 	f := newBrokerFixture(t, permScriptHead+req+"recv\nwaiteof\n", time.Minute, true)
 	_, params := expectPermission(t, f.ide)
-	want := confirm.WarningHiddenInCommand + "U+202E RIGHT-TO-LEFT OVERRIDE"
+	want := gate.WarningHiddenInCommand + "U+202E RIGHT-TO-LEFT OVERRIDE"
 	meta := params["_meta"].(map[string]any)["acpmux"].(map[string]any)
 	var found bool
 	for _, w := range meta["warnings"].([]any) {

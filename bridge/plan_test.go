@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/gate"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"github.com/acpmux/acpmux/bridge/httpapi"
 	"github.com/acpmux/acpmux/classify"
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/policy"
 )
 
 // shellPerm is a claude-agent-acp shaped permission request (rawInput.command,
@@ -101,10 +103,10 @@ func TestPlanModeSeed001(t *testing.T) {
 	f := newPlanFixture(t, script, confirm.Options{Mode: confirm.ModePlan})
 	f.prompt()
 
-	if opt, msg := agentOutcome(t, f.waitAgent(1)); opt != "allow-once" || msg != classify.ReadOnlyAllowMessage {
+	if opt, msg := agentOutcome(t, f.waitAgent(1)); opt != "allow-once" || msg != gate.ReadOnlyAllowMessage {
 		t.Errorf("git status: agent got %s %q, want allow-once with the read-only message", opt, msg)
 	}
-	if opt, msg := agentOutcome(t, f.waitAgent(2)); opt != "reject" || msg != classify.WriteBlockMessage {
+	if opt, msg := agentOutcome(t, f.waitAgent(2)); opt != "reject" || msg != gate.WriteBlockMessage {
 		t.Errorf("touch changed.txt: agent got %s %q, want reject with the write-block message", opt, msg)
 	}
 
@@ -122,11 +124,11 @@ func TestPlanModeSeed001(t *testing.T) {
 			t.Errorf("prompt %d offers %v, want only allow-once and reject", n, ids)
 		}
 		first := tc["content"].([]any)[0].(map[string]any)["content"].(map[string]any)["text"].(string)
-		if !strings.Contains(first, classify.UnknownWarning) {
+		if !strings.Contains(first, gate.UnknownWarning) {
 			t.Errorf("first content block %q, want the seed-001 warning", first)
 		}
 		meta := params["_meta"].(map[string]any)["acpmux"].(map[string]any)
-		if w := meta["warnings"].([]any); len(w) == 0 || w[0] != classify.UnknownWarning || meta["oneOff"] != true {
+		if w := meta["warnings"].([]any); len(w) == 0 || w[0] != gate.UnknownWarning || meta["oneOff"] != true {
 			t.Errorf("_meta.acpmux = %v, want the warning first and oneOff", meta)
 		}
 		answer := "allow-once"
@@ -145,7 +147,7 @@ func TestPlanModeSeed001(t *testing.T) {
 	if err != nil || len(items) != 4 {
 		t.Fatalf("plan items %d, %v; want 4", len(items), err)
 	}
-	wantBy := []string{confirm.BuiltinPlanReadOnly, confirm.BuiltinPlanBlock, "host:ide", "acpmux:no_eligible_host"}
+	wantBy := []string{gate.BuiltinPlanReadOnly, gate.BuiltinPlanBlock, "host:ide", "acpmux:no_eligible_host"}
 	for i, it := range items {
 		if it.DecidedBy != wantBy[i] {
 			t.Errorf("item %d (%s) decidedBy %q, want %q", i, it.Command, it.DecidedBy, wantBy[i])
@@ -168,7 +170,7 @@ func TestPlanModePendingChangeCancels(t *testing.T) {
 	f.prompt()
 	id, _ := expectPermission(t, f.ide)
 	f.ide.send(`{"jsonrpc":"2.0","id":9,"method":"session/set_mode","params":{"sessionId":"s1","modeId":"default"}}`)
-	if opt, msg := agentOutcome(t, f.waitAgent(1)); opt != "reject" || msg != classify.StaleApprovalMessage {
+	if opt, msg := agentOutcome(t, f.waitAgent(1)); opt != "reject" || msg != gate.StaleApprovalMessage {
 		t.Errorf("mode change: agent got %s %q, want reject with the stale message", opt, msg)
 	}
 	idJSON, _ := json.Marshal(id)
@@ -181,7 +183,7 @@ func TestPlanModePendingChangeCancels(t *testing.T) {
 	for m, _ := f.broker.GateMode("s1"); m != confirm.ModePlan; m, _ = f.broker.GateMode("s1") {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if opt, msg := agentOutcome(t, f.waitAgent(2)); opt != "reject" || msg != classify.StaleApprovalMessage {
+	if opt, msg := agentOutcome(t, f.waitAgent(2)); opt != "reject" || msg != gate.StaleApprovalMessage {
 		t.Errorf("arguments change: agent got %s %q, want reject with the stale message", opt, msg)
 	}
 	if got := f.agentGot()["perm-1"]; strings.Contains(got, "allow-once") {
@@ -200,7 +202,7 @@ func TestAgentCannotLeavePlanMode(t *testing.T) {
 		"recv\n" + shellPerm(3, "touch x") + "recv\nwaiteof\n"
 	f := newPlanFixture(t, script, confirm.Options{})
 	f.prompt()
-	if opt, msg := agentOutcome(t, f.waitAgent(1)); opt != "reject" || msg != classify.WriteBlockMessage {
+	if opt, msg := agentOutcome(t, f.waitAgent(1)); opt != "reject" || msg != gate.WriteBlockMessage {
 		t.Errorf("after the agent left plan on its own: got %s %q, want the plan block", opt, msg)
 	}
 	id, params := expectPermission(t, f.ide)
@@ -265,7 +267,7 @@ func TestScopeAndPlanItemsOverHTTP(t *testing.T) {
 func TestBreakerCancelsTurn(t *testing.T) {
 	script := permScriptHead + shellPerm(1, "rm a") + "recv\n" + shellPerm(2, "rm b") + "recv\nrecv\n" +
 		shellPerm(3, "ls") + "recv\nwaiteof\n"
-	pol, _ := confirm.ParsePolicy([]byte("[[rule]]\nname='no-rm'\ndecision='deny'\ncommand='rm *'\n[[rule]]\nname='ls'\ndecision='allow'\ncommand='ls'"))
+	pol, _ := policy.Parse([]byte("[[rule]]\nname='no-rm'\ndecision='deny'\ncommand='rm *'\n[[rule]]\nname='ls'\ndecision='allow'\ncommand='ls'"))
 	f := newPlanFixture(t, script, confirm.Options{Policy: pol, Breaker: confirm.Breaker{Consecutive: 2, WindowMax: -1}})
 	f.prompt()
 	for {
@@ -277,7 +279,7 @@ func TestBreakerCancelsTurn(t *testing.T) {
 			break
 		}
 	}
-	if opt, msg := agentOutcome(t, f.waitAgent(3)); opt != "reject" || msg != classify.BreakerMessage {
+	if opt, msg := agentOutcome(t, f.waitAgent(3)); opt != "reject" || msg != gate.BreakerMessage {
 		t.Errorf("after the breaker: %s %q", opt, msg)
 	}
 }
@@ -294,14 +296,14 @@ func TestPlanModeEditWithReadOnlyCommandNeverReachesAHost(t *testing.T) {
 	diff := `,"content":[{"type":"diff","path":"/tmp/a.go","oldText":"a","newText":"b"}]`
 	script := permScriptHead + perm(1, "edit", "") + perm(2, "DELETE", "") + perm(3, "Move", "") + perm(4, "execute", diff) +
 		`send {"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}` + "\nwaiteof\n"
-	pol, err := confirm.ParsePolicy([]byte("[[rule]]\nname='ro'\ndecision='allow'\nclass='read-only'\n"))
+	pol, err := policy.Parse([]byte("[[rule]]\nname='ro'\ndecision='allow'\nclass='read-only'\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := newPlanFixture(t, script, confirm.Options{Mode: confirm.ModePlan, Policy: pol})
 	f.prompt()
 	for n := 1; n <= 4; n++ {
-		if opt, msg := agentOutcome(t, f.waitAgent(n)); opt != "reject" || msg != classify.EditBlockMessage {
+		if opt, msg := agentOutcome(t, f.waitAgent(n)); opt != "reject" || msg != gate.EditBlockMessage {
 			t.Errorf("perm-%d: agent got %s %q, want reject with the edit-block message", n, opt, msg)
 		}
 	}

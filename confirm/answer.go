@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/store"
 
 	"github.com/acpmux/acpmux/acp"
 )
@@ -44,14 +45,18 @@ func (b *Broker) answerStored(ctx context.Context, sessionID, decisionID string,
 		return View{}, false, ErrNotFound
 	}
 	rec, err := b.store.Get(ctx, decisionID)
-	if err != nil || rec.Snapshot.SessionID != sessionID {
+	if err != nil || rec.SessionID != sessionID {
 		if err == nil || errors.Is(err, ErrNotFound) {
 			err = ErrNotFound
 		}
 		return View{}, false, err
 	}
-	v := viewOfRecord(rec)
-	if rec.Status == StatusAnswered && rec.Answer != nil && *rec.Answer == a {
+	v, err := viewOfRecord(rec)
+	if err != nil {
+		return View{}, false, err
+	}
+	if rec.Status == store.StatusAnswered && rec.Answer != nil && a.Scope == "" &&
+		*rec.Answer == (store.Answer{OptionID: a.OptionID, Text: a.Text}) {
 		return v, true, nil
 	}
 	return v, false, fmt.Errorf("%w: decision is %s (%s)", ErrConflict, rec.Status, rec.Reason)
@@ -66,10 +71,10 @@ func (b *Broker) answer(ctx context.Context, d *Decision, hostID string, a Answe
 	if opt == nil {
 		return err == nil, err
 	}
-	t := Transition{Status: StatusAnswered, Answer: &a, By: hostID, Reason: ReasonAnswered}
+	t := transition{Status: store.StatusAnswered, Answer: &a, By: hostID, Reason: store.ReasonAnswered}
 	if mayApprove(*opt) {
 		if rerr := b.revalidate(ctx, d); rerr != nil {
-			b.commit(d, Transition{Status: StatusCancelled, Reason: ReasonStale}, "stale: "+rerr.Error(), true)
+			b.commit(d, transition{Status: store.StatusCancelled, Reason: store.ReasonStale}, "stale: "+rerr.Error(), true)
 			return false, fmt.Errorf("%w: %w: %v", ErrConflict, ErrStale, rerr)
 		}
 	}
@@ -84,7 +89,7 @@ func (b *Broker) answer(ctx context.Context, d *Decision, hostID string, a Answe
 // the claim; otherwise nil, with a nil error for a deduped answer or the
 // error to return. ev, when not nil, is a journal event to persist. It waits
 // for a claim in flight to finish before judging.
-func (b *Broker) begin(ctx context.Context, d *Decision, hostID string, a Answer) (*acp.PermissionOption, *Event, error) {
+func (b *Broker) begin(ctx context.Context, d *Decision, hostID string, a Answer) (*acp.PermissionOption, *store.Event, error) {
 	d.mu.Lock()
 	for d.claiming {
 		done := d.done
@@ -102,7 +107,7 @@ func (b *Broker) begin(ctx context.Context, d *Decision, hostID string, a Answer
 		if d.answer != nil && *d.answer == a {
 			return nil, nil, nil
 		}
-		ev := d.addEvent(now, EventLateAnswer, hostID, describe(a))
+		ev := d.addEvent(now, store.EventLateAnswer, hostID, describe(a))
 		return nil, &ev, fmt.Errorf("%w: decision is %s (%s)", ErrConflict, d.status, d.res.Reason)
 	}
 	opt, err := d.check(a)
@@ -110,7 +115,7 @@ func (b *Broker) begin(ctx context.Context, d *Decision, hostID string, a Answer
 		err = b.checkScope(d, a)
 	}
 	if err != nil {
-		ev := d.addEvent(now, EventInvalidAnswer, hostID, err.Error())
+		ev := d.addEvent(now, store.EventInvalidAnswer, hostID, err.Error())
 		return nil, &ev, err
 	}
 	d.claiming = true
@@ -205,7 +210,7 @@ func (b *Broker) AnswerResult(decisionID, hostID string, result json.RawMessage)
 // invalid journals a malformed result of hostID and makes it abstain.
 func (b *Broker) invalid(d *Decision, hostID string, err error) {
 	d.mu.Lock()
-	ev := d.addEvent(b.now().UTC(), EventInvalidAnswer, hostID, err.Error())
+	ev := d.addEvent(b.now().UTC(), store.EventInvalidAnswer, hostID, err.Error())
 	d.mu.Unlock()
 	b.persist(d, ev)
 	b.abstain(d, hostID, "invalid answer")

@@ -2,7 +2,11 @@ package confirm
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/gate"
+	"github.com/acpmux/acpmux/confirm/policy"
+	"github.com/acpmux/acpmux/confirm/store"
 	"strings"
 	"time"
 )
@@ -14,30 +18,30 @@ import (
 // and DELETE on plan_items). JSON in camelCase, as served by GET
 // /v1/sessions/{sessionId}/plan-items and printed by acpmux audit --json.
 type PlanItem struct {
-	ID         string    `json:"id"` // the decision id
-	SessionID  string    `json:"sessionId"`
-	ToolCallID string    `json:"toolCallId"`
-	Kind       string    `json:"kind"`
-	Title      string    `json:"title"`
-	Command    string    `json:"command,omitempty"`
-	Class      string    `json:"class,omitempty"`
-	Reasons    []string  `json:"reasons,omitempty"`
-	Preview    string    `json:"preview,omitempty"` // from diff content
-	Mode       Mode      `json:"mode"`
-	Route      Route     `json:"route"`
-	Policy     string    `json:"policy"`   // the policy verdict: allow, ask, deny, "" (no rule)
-	Decision   string    `json:"decision"` // what the agent got: allow or deny
-	DecidedBy  string    `json:"decidedBy"`
-	Downgraded bool      `json:"downgraded,omitempty"` // an ask downgraded to deny (data source or interactive)
-	OptionID   string    `json:"optionId,omitempty"`   // the option the agent received, "" for cancelled
-	Scope      string    `json:"scope,omitempty"`
-	Status     Status    `json:"status"`
-	Reason     string    `json:"reason"`
-	Message    string    `json:"message,omitempty"`
-	Producer   string    `json:"producer,omitempty"` // host that owns the session
-	Agent      string    `json:"agent,omitempty"`
-	CreatedAt  time.Time `json:"createdAt"`
-	DecidedAt  time.Time `json:"decidedAt"`
+	ID         string          `json:"id"` // the decision id
+	SessionID  string          `json:"sessionId"`
+	ToolCallID string          `json:"toolCallId"`
+	Kind       string          `json:"kind"`
+	Title      string          `json:"title"`
+	Command    string          `json:"command,omitempty"`
+	Class      string          `json:"class,omitempty"`
+	Reasons    []string        `json:"reasons,omitempty"`
+	Preview    string          `json:"preview,omitempty"` // from diff content
+	Mode       Mode            `json:"mode"`
+	Route      gate.Route      `json:"route"`
+	Policy     policy.Decision `json:"policy"`   // the policy verdict: allow, ask, deny, "" (no rule)
+	Decision   policy.Decision `json:"decision"` // what the agent got: allow or deny
+	DecidedBy  string          `json:"decidedBy"`
+	Downgraded bool            `json:"downgraded,omitempty"` // an ask downgraded to deny (data source or interactive)
+	OptionID   string          `json:"optionId,omitempty"`   // the option the agent received, "" for cancelled
+	Scope      string          `json:"scope,omitempty"`
+	Status     store.Status    `json:"status"`
+	Reason     store.Reason    `json:"reason"`
+	Message    string          `json:"message,omitempty"`
+	Producer   string          `json:"producer,omitempty"` // host that owns the session
+	Agent      string          `json:"agent,omitempty"`
+	CreatedAt  time.Time       `json:"createdAt"`
+	DecidedAt  time.Time       `json:"decidedAt"`
 }
 
 // maxMemoryItems bounds the audit rows kept in memory without a store.
@@ -46,25 +50,25 @@ const maxMemoryItems = 10000
 // afterClose runs the gate's work once d closed as res: the audit row, the
 // circuit breaker, the answer's scope, and leaving plan mode when a human
 // approved a switch_mode request.
-func (b *Broker) afterClose(d *Decision, t Transition, res Resolution) {
+func (b *Broker) afterClose(d *Decision, t transition, res Resolution) {
 	item := b.planItem(d, t, res)
 	b.recordItem(item)
-	if t.Status == StatusAnswered && t.Reason == ReasonAnswered {
+	if t.Status == store.StatusAnswered && t.Reason == store.ReasonAnswered {
 		b.remember(d, t.Answer, t.By)
 	}
-	b.countOutcome(d.snap.SessionID, item.Decision != DecisionAllow, res.Reason)
-	if g := d.snap.Gate; g != nil && kindOf(&d.snap) == "switch_mode" && item.Decision == DecisionAllow &&
-		t.Reason == ReasonAnswered && g.Mode == ModePlan && res.OptionID != "plan" {
+	b.countOutcome(d.snap.SessionID, item.Decision != policy.DecisionAllow, res.Reason)
+	if g := d.snap.Gate; g != nil && kindOf(&d.snap) == "switch_mode" && item.Decision == policy.DecisionAllow &&
+		t.Reason == store.ReasonAnswered && g.Mode == ModePlan && res.OptionID != "plan" {
 		b.SetMode(d.snap.SessionID, ModeDefault, fmt.Sprintf("host %s approved switch_mode (optionId %q) of decision %s", t.By, res.OptionID, d.id))
 	}
 }
 
 // planItem builds the audit row of d closed by t.
-func (b *Broker) planItem(d *Decision, t Transition, res Resolution) PlanItem {
+func (b *Broker) planItem(d *Decision, t transition, res Resolution) PlanItem {
 	s := &d.snap
 	it := PlanItem{ID: d.id, SessionID: s.SessionID, ToolCallID: s.ToolCall.ToolCallID, Kind: kindOf(s),
 		Title: s.Title, Command: s.Command, Preview: preview(s.ToolCall.Content), Status: res.Status,
-		Reason: res.Reason, OptionID: res.OptionID, Decision: DecisionDeny, DecidedBy: decidedBy(s, t),
+		Reason: res.Reason, OptionID: res.OptionID, Decision: policy.DecisionDeny, DecidedBy: decidedBy(s, t),
 		Message: gateMessage(s, t), CreatedAt: d.created, DecidedAt: res.At}
 	if s.Classification != nil {
 		it.Class, it.Reasons = s.Classification.Class, s.Classification.Reasons
@@ -74,7 +78,7 @@ func (b *Broker) planItem(d *Decision, t Transition, res Resolution) PlanItem {
 	}
 	for _, o := range s.Options {
 		if o.OptionID == res.OptionID && mayApprove(o) {
-			it.Decision = DecisionAllow
+			it.Decision = policy.DecisionAllow
 		}
 	}
 	if t.Answer != nil {
@@ -107,8 +111,12 @@ func preview(content []byte) string {
 
 // recordItem writes the audit row to the store, or keeps it in memory.
 func (b *Broker) recordItem(it PlanItem) {
-	if as, ok := b.store.(GateStore); ok {
-		if err := as.InsertPlanItem(context.Background(), it); err != nil {
+	if b.store != nil {
+		doc, err := json.Marshal(it)
+		if err == nil {
+			err = b.store.InsertPlanItem(context.Background(), store.PlanItem{ID: it.ID, SessionID: it.SessionID, DecidedAt: it.DecidedAt, Item: doc})
+		}
+		if err != nil {
 			b.log.Warn("confirm: cannot store plan item", "decision", it.ID, "err", err)
 		}
 		return
@@ -128,8 +136,8 @@ func (b *Broker) PlanItems(ctx context.Context, sessionID string, limit int) ([]
 	if limit <= 0 {
 		limit = maxListed
 	}
-	if as, ok := b.store.(GateStore); ok {
-		return as.PlanItems(ctx, sessionID, limit)
+	if b.store != nil {
+		return StoredPlanItems(ctx, b.store, sessionID, limit)
 	}
 	b.g.mu.Lock()
 	defer b.g.mu.Unlock()
@@ -141,6 +149,26 @@ func (b *Broker) PlanItems(ctx context.Context, sessionID string, limit int) ([]
 	}
 	if len(out) > limit {
 		out = out[len(out)-limit:]
+	}
+	return out, nil
+}
+
+// StoredPlanItems returns the audit rows of sessionID (every session when
+// "") in st, oldest first, at most limit, as [Broker.PlanItems] does; acpmux
+// audit reads a store with it while no broker runs. An error comes from the
+// store, or says a row cannot be decoded.
+func StoredPlanItems(ctx context.Context, st store.Store, sessionID string, limit int) ([]PlanItem, error) {
+	rows, err := st.PlanItems(ctx, sessionID, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]PlanItem, 0, len(rows))
+	for _, r := range rows {
+		var it PlanItem
+		if err := json.Unmarshal(r.Item, &it); err != nil {
+			return nil, fmt.Errorf("plan item %s: %w", r.ID, err)
+		}
+		out = append(out, it)
 	}
 	return out, nil
 }

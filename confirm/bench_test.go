@@ -62,9 +62,9 @@ func startHosts(b *confirm.Broker, n int) (hosts []confirm.Presenter, seen chan 
 	}
 }
 
-func benchBroker(b *testing.B, store string) *confirm.Broker {
+func benchBroker(b *testing.B, kind string) *confirm.Broker {
 	opts := confirm.Options{Logger: slog.New(slog.DiscardHandler)}
-	switch store {
+	switch kind {
 	case "sqlite-file":
 		opts.Store = fileStore(b)
 	case "sqlite-memory":
@@ -78,10 +78,10 @@ func benchBroker(b *testing.B, store string) *confirm.Broker {
 // -> Ask returns the agent's result. It reports the p50 and p99 of the
 // whole latency and of the time until the first host saw the decision.
 func BenchmarkAskAnswer(b *testing.B) {
-	for _, store := range []string{"none", "sqlite-memory", "sqlite-file"} {
+	for _, kind := range []string{"none", "sqlite-memory", "sqlite-file"} {
 		for _, n := range []int{1, 8} {
-			b.Run(fmt.Sprintf("store=%s/hosts=%d", store, n), func(b *testing.B) {
-				br := benchBroker(b, store)
+			b.Run(fmt.Sprintf("store=%s/hosts=%d", kind, n), func(b *testing.B) {
+				br := benchBroker(b, kind)
 				hosts, seen, stop := startHosts(br, n)
 				defer stop()
 				total := make([]time.Duration, 0, b.N)

@@ -2,6 +2,8 @@ package confirm
 
 import (
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/gate"
+	"github.com/acpmux/acpmux/confirm/store"
 	"time"
 )
 
@@ -48,9 +50,9 @@ type breakerState struct {
 // denied is whether the agent got no approval. When it trips, the turn is
 // cancelled through [Sessions.CancelTurn]. Closings that ended the turn
 // anyway (session/cancel, agent exit) are not counted.
-func (b *Broker) countOutcome(sessionID string, denied bool, reason string) {
+func (b *Broker) countOutcome(sessionID string, denied bool, reason store.Reason) {
 	sess := b.bridge()
-	if sess == nil || turnEnded[reason] || reason == ReasonBreaker {
+	if sess == nil || turnEnded[reason] || reason == store.ReasonBreaker {
 		return
 	}
 	cfg := b.opts.Breaker.withDefaults()
@@ -87,8 +89,5 @@ func (b *Broker) countOutcome(sessionID string, denied bool, reason string) {
 		return
 	}
 	b.log.Warn("confirm: circuit breaker tripped; cancelling the prompt turn", "session", sessionID, "why", why)
-	sess.CancelTurn(sessionID, "acpmux circuit breaker: "+why+". "+BreakerNotice)
+	sess.CancelTurn(sessionID, "acpmux circuit breaker: "+why+". "+gate.BreakerNotice)
 }
-
-// BreakerNotice is the text hosts are told when the breaker cancels a turn.
-const BreakerNotice = "The prompt turn was cancelled; every further permission request of this turn is denied. The trip clears on the next prompt from a host."

@@ -2,13 +2,13 @@ package confirm_test
 
 import (
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/gate"
 	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/acpmux/acpmux/classify"
 	"github.com/acpmux/acpmux/confirm"
 )
 
@@ -89,7 +89,7 @@ func TestBreakerCountsDenialsAcrossTurns(t *testing.T) {
 	if n := len(r.cancelled()); n != 2 {
 		t.Errorf("cancels %d, want a second trip at the fifth denial since the approval", n)
 	}
-	if opt, msg := outcome(t, await(t, ask(r.b, toolReq("s", "same-turn", "execute", "ls"), newHost("ide"))).result); opt != "reject-once" || msg != classify.BreakerMessage {
+	if opt, msg := outcome(t, await(t, ask(r.b, toolReq("s", "same-turn", "execute", "ls"), newHost("ide"))).result); opt != "reject-once" || msg != gate.BreakerMessage {
 		t.Errorf("same turn after the trip: %s %q, want the breaker's denial", opt, msg)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/policy"
+	"github.com/acpmux/acpmux/confirm/store"
 	"log/slog"
 	"sync"
 	"time"
@@ -41,7 +43,7 @@ type Presenter interface {
 // default timeout, 512 open decisions per session and 4096 in all.
 type Options struct {
 	// Store keeps decisions durably. Nil keeps them in memory only.
-	Store Store
+	Store store.Store
 	// DefaultTimeout is the timeout of a decision whose Request.Timeout is 0.
 	// 0 means DefaultTimeout (5m); it must pass CheckTimeout.
 	DefaultTimeout time.Duration
@@ -76,7 +78,7 @@ type Options struct {
 	Mode     Mode
 	LockMode bool
 	// Policy is the initial policy (--policy); nil has no rules. See SetPolicy.
-	Policy *Policy
+	Policy *policy.Policy
 	// Agent names the agent for policy rules' agent matcher and remembered
 	// verdicts (the base name of the agent command).
 	Agent string
@@ -97,7 +99,7 @@ const (
 // methods are safe for concurrent use.
 type Broker struct {
 	opts  Options
-	store Store
+	store store.Store
 	log   *slog.Logger
 	now   func() time.Time
 
@@ -109,7 +111,7 @@ type Broker struct {
 	stopped   bool
 	gone      bool           // AgentExited was called
 	inflight  sync.WaitGroup // timer callbacks running
-	g         gate           // plan-mode gate, policy, audit (mode.go)
+	g         gateState      // plan-mode gate, policy, audit (mode.go)
 }
 
 // session is the broker's state of one ACP session. Guarded by Broker.mu.
@@ -146,7 +148,7 @@ func NewBroker(opts Options) (*Broker, error) {
 	}
 	b := &Broker{opts: opts, store: opts.Store, log: opts.Logger, now: opts.Now,
 		sessions: make(map[string]*session), byID: make(map[string]*Decision),
-		g: gate{sessions: map[string]*gateSession{}, policy: opts.Policy, always: map[string]StoredRule{}}}
+		g: gateState{sessions: map[string]*gateSession{}, policy: opts.Policy, always: map[string]store.Rule{}}}
 	if b.log == nil {
 		b.log = slog.Default()
 	}
@@ -197,12 +199,12 @@ func (b *Broker) Ask(ctx context.Context, req Request, hosts []Presenter) (json.
 		b.checkEligible(d)
 	}
 	if b.agentExited() { // opened while AgentExited ran: nobody can use the answer
-		b.close(d, StatusCancelled, ReasonAgentExited, "")
+		b.close(d, store.StatusCancelled, store.ReasonAgentExited, "")
 	}
 	select {
 	case <-d.done:
 	case <-ctx.Done():
-		b.close(d, StatusCancelled, ReasonAskCancelled, context.Cause(ctx).Error())
+		b.close(d, store.StatusCancelled, store.ReasonAskCancelled, context.Cause(ctx).Error())
 		<-d.done
 	}
 	return b.deliver(ctx, d)
@@ -215,19 +217,19 @@ func (b *Broker) deliver(ctx context.Context, d *Decision) (json.RawMessage, err
 	res, result := d.res, d.result
 	detail := string(result)
 	switch res.Reason {
-	case ReasonAgentCancelled:
+	case store.ReasonAgentCancelled:
 		detail = "error -32800"
-	case ReasonAskCancelled:
+	case store.ReasonAskCancelled:
 		detail = "nothing: the caller's context ended"
 	}
-	ev := d.addEvent(b.now().UTC(), EventDelivered, "", detail)
+	ev := d.addEvent(b.now().UTC(), store.EventDelivered, "", detail)
 	d.delivered = true
 	d.mu.Unlock()
 	b.persist(d, ev)
 	switch res.Reason {
-	case ReasonAgentCancelled:
+	case store.ReasonAgentCancelled:
 		return nil, fmt.Errorf("%w: the agent cancelled permission request %s", acp.ErrRequestCancelled, d.id)
-	case ReasonAskCancelled:
+	case store.ReasonAskCancelled:
 		return nil, fmt.Errorf("ask: %w", context.Cause(ctx))
 	}
 	return result, nil
@@ -324,9 +326,9 @@ func (b *Broker) finishSnapshot(s *Snapshot) {
 // its timer. A concurrent create of the same id yields the first decision.
 func (b *Broker) create(ctx context.Context, id string, snap Snapshot, timeout time.Duration) (*Decision, json.RawMessage, error) {
 	now := b.now().UTC()
-	d := &Decision{id: id, snap: snap, created: now, deadline: now.Add(timeout), status: StatusOpen,
+	d := &Decision{id: id, snap: snap, created: now, deadline: now.Add(timeout), status: store.StatusOpen,
 		hosts: make(map[string]*hostState), done: make(chan struct{}), ready: make(chan struct{})}
-	opened := d.addEvent(now, EventOpened, "", fmt.Sprintf("timeout %v", timeout))
+	opened := d.addEvent(now, store.EventOpened, "", fmt.Sprintf("timeout %v", timeout))
 	b.mu.Lock()
 	if old := b.byID[id]; old != nil {
 		b.mu.Unlock()
@@ -347,8 +349,12 @@ func (b *Broker) create(ctx context.Context, id string, snap Snapshot, timeout t
 	b.mu.Unlock()
 	defer close(d.ready)
 	if b.store != nil {
-		rec := Record{ID: id, Snapshot: snap, Status: StatusOpen, CreatedAt: now, Deadline: d.deadline, Events: []Event{opened}}
-		if _, created, err := b.store.Insert(context.WithoutCancel(ctx), rec); err != nil || !created {
+		rec, err := recordOf(d, opened)
+		created := false
+		if err == nil {
+			_, created, err = b.store.Insert(context.WithoutCancel(ctx), rec)
+		}
+		if err != nil || !created {
 			if err == nil {
 				err = errors.New("decision id already in the store")
 			}
@@ -356,7 +362,7 @@ func (b *Broker) create(ctx context.Context, id string, snap Snapshot, timeout t
 			d.mu.Lock()
 			d.claiming = true
 			d.mu.Unlock()
-			b.commit(d, Transition{Status: StatusCancelled, Reason: ReasonStoreError}, err.Error(), false)
+			b.commit(d, transition{Status: store.StatusCancelled, Reason: store.ReasonStoreError}, err.Error(), false)
 			return d, nil, nil
 		}
 	}
@@ -432,7 +438,7 @@ func (b *Broker) ToolCallUpdate(sessionID string, update json.RawMessage) {
 
 // persist appends evs to d's stored journal; a failure is logged, since the
 // journal in memory stays complete and only the terminal claim decides.
-func (b *Broker) persist(d *Decision, evs ...Event) {
+func (b *Broker) persist(d *Decision, evs ...store.Event) {
 	if b.store == nil {
 		return
 	}

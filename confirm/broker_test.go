@@ -10,6 +10,7 @@ import (
 
 	"github.com/acpmux/acpmux/acp"
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/store"
 )
 
 func TestAskRejectsInvalidRequest(t *testing.T) {
@@ -71,10 +72,10 @@ func TestTimeoutOutOfRange(t *testing.T) {
 // JSON-RPC host that never answers. The API answer wins; both other copies
 // are withdrawn.
 func TestAPIAnswerBeatsSlowIDE(t *testing.T) {
-	for _, store := range []string{"none", "sqlite"} {
-		t.Run(store, func(t *testing.T) {
+	for _, kind := range []string{"none", "sqlite"} {
+		t.Run(kind, func(t *testing.T) {
 			opts := confirm.Options{}
-			if store == "sqlite" {
+			if kind == "sqlite" {
 				opts.Store = fileStore(t)
 			}
 			b := newBroker(t, opts)
@@ -86,7 +87,7 @@ func TestAPIAnswerBeatsSlowIDE(t *testing.T) {
 			if err != nil || deduped {
 				t.Fatalf("Answer: deduped=%v err=%v", deduped, err)
 			}
-			if v.Status != confirm.StatusAnswered || v.ResolvedBy != "http" || v.Answer.OptionID != "allow-once" {
+			if v.Status != store.StatusAnswered || v.ResolvedBy != "http" || v.Answer.OptionID != "allow-once" {
 				t.Fatalf("view = %+v", v)
 			}
 			r := await(t, ch)
@@ -160,7 +161,7 @@ func TestForgedAnswersNeverApprove(t *testing.T) {
 			r := await(t, ch) // the only host abstained: fail closed
 			jsonEq(t, r.result, selected("reject-once"))
 			v, _ := b.Decision(context.Background(), "s", d.ID())
-			if v.Status != confirm.StatusCancelled || v.Reason != confirm.ReasonNoEligibleHost || v.Answer != nil {
+			if v.Status != store.StatusCancelled || v.Reason != store.ReasonNoEligibleHost || v.Answer != nil {
 				t.Fatalf("view status=%s reason=%s answer=%v", v.Status, v.Reason, v.Answer)
 			}
 			if evs := eventTypes(v); count(evs, "invalid_answer@ide") != 1 || count(evs, "abstained@ide") != 1 {
@@ -186,7 +187,7 @@ func TestAPIInvalidAnswerKeepsDecisionOpen(t *testing.T) {
 			t.Fatalf("answer %+v: err = %v", a, err)
 		}
 	}
-	if st := d.Status(); st != confirm.StatusOpen {
+	if st := d.Status(); st != store.StatusOpen {
 		t.Fatalf("status = %s after invalid answers", st)
 	}
 	if _, _, err := b.Answer(context.Background(), "other", d.ID(), "http", confirm.Answer{OptionID: "allow-once"}); !errors.Is(err, confirm.ErrNotFound) {
@@ -265,7 +266,7 @@ func TestNoEligibleHost(t *testing.T) {
 		d := ide.wait(t)
 		ws.wait(t)
 		b.Abstain(d.ID(), "ide", "disconnected")
-		if d.Status() != confirm.StatusOpen {
+		if d.Status() != store.StatusOpen {
 			t.Fatal("closed while a host remained")
 		}
 		if err := b.AnswerResult(d.ID(), "ws", json.RawMessage(cancelledResult)); err != nil {
@@ -301,7 +302,7 @@ func TestNotPresentedHostCannotAnswer(t *testing.T) {
 	if err := b.AnswerResult("no-such-id", "ide", json.RawMessage(selected("allow-once"))); !errors.Is(err, confirm.ErrNotFound) {
 		t.Fatalf("err = %v", err)
 	}
-	if d.Status() != confirm.StatusOpen {
+	if d.Status() != store.StatusOpen {
 		t.Fatal("decision closed")
 	}
 	b.CancelSession("s", "test")
@@ -336,7 +337,7 @@ func TestCancelSession(t *testing.T) {
 			t.Fatalf("late result err = %v", err)
 		}
 		v, _ := b.Decision(context.Background(), "s", d.ID())
-		if v.Status != confirm.StatusCancelled || v.Reason != confirm.ReasonSessionCancelled {
+		if v.Status != store.StatusCancelled || v.Reason != store.ReasonSessionCancelled {
 			t.Fatalf("status %s reason %s", v.Status, v.Reason)
 		}
 	}
@@ -353,7 +354,7 @@ func TestCancelSession(t *testing.T) {
 	b.AgentExited()
 	jsonEq(t, await(t, chOther).result, cancelledResult)
 	v, _ := b.Decision(context.Background(), "t", confirm.DecisionID("t", "k1"))
-	if v.Reason != confirm.ReasonAgentExited {
+	if v.Reason != store.ReasonAgentExited {
 		t.Fatalf("reason = %s", v.Reason)
 	}
 }
@@ -370,7 +371,7 @@ func TestAgentCancelRequest(t *testing.T) {
 	if !errors.Is(r.err, acp.ErrRequestCancelled) || r.result != nil {
 		t.Fatalf("Ask = %s, %v; want -32800", r.result, r.err)
 	}
-	if w := ide.withdrawals(); len(w) != 1 || w[0].Reason != confirm.ReasonAgentCancelled {
+	if w := ide.withdrawals(); len(w) != 1 || w[0].Reason != store.ReasonAgentCancelled {
 		t.Fatalf("withdrawals %+v", w)
 	}
 	if b.CancelRequest(confirm.DecisionID("s", "e/n9")) {
@@ -412,7 +413,7 @@ func TestRevalidateStale(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	jsonEq(t, await(t, ch).result, selected("reject-once"))
-	if v := d.View(); v.Status != confirm.StatusCancelled || v.Reason != confirm.ReasonStale {
+	if v := d.View(); v.Status != store.StatusCancelled || v.Reason != store.ReasonStale {
 		t.Fatalf("status %s reason %s", v.Status, v.Reason)
 	}
 
@@ -436,7 +437,7 @@ func TestFreeText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Status != confirm.StatusAnswered || v.Answer.Text != "use rg instead" {
+	if v.Status != store.StatusAnswered || v.Answer.Text != "use rg instead" {
 		t.Fatalf("view %+v", v)
 	}
 	jsonEq(t, await(t, ch).result, `{"outcome":{"outcome":"selected","optionId":"reject-once"},"_meta":{"acpmux":{"text":"use rg instead"}}}`)

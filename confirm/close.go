@@ -3,6 +3,7 @@ package confirm
 import (
 	"context"
 	"errors"
+	"github.com/acpmux/acpmux/confirm/store"
 	"strings"
 	"time"
 )
@@ -10,7 +11,7 @@ import (
 // close moves d from open to status for reason, unless d is already closed
 // or another transition (an answer's claim) is in flight, which then wins.
 // It reports whether this call closed d. detail goes to the journal.
-func (b *Broker) close(d *Decision, status Status, reason, detail string) bool {
+func (b *Broker) close(d *Decision, status store.Status, reason store.Reason, detail string) bool {
 	<-d.ready
 	d.mu.Lock()
 	if d.status.Closed() || d.claiming {
@@ -19,19 +20,19 @@ func (b *Broker) close(d *Decision, status Status, reason, detail string) bool {
 	}
 	d.claiming = true
 	d.mu.Unlock()
-	b.commit(d, Transition{Status: status, Reason: reason}, detail, true)
+	b.commit(d, transition{Status: status, Reason: reason}, detail, true)
 	return true
 }
 
 // eventFor returns the journal event type of a transition to status.
-func eventFor(status Status) string {
+func eventFor(status store.Status) store.EventType {
 	switch status {
-	case StatusAnswered:
-		return EventAnswered
-	case StatusTimedOut:
-		return EventTimedOut
+	case store.StatusAnswered:
+		return store.EventAnswered
+	case store.StatusTimedOut:
+		return store.EventTimedOut
 	}
-	return EventCancelled
+	return store.EventCancelled
 }
 
 // commit finishes the transition t of d, whose d.claiming the caller set
@@ -39,10 +40,10 @@ func eventFor(status Status) string {
 // in the store; if that fails, d fails closed as cancelled(store_error)
 // instead and the error is returned. It then sets the result, stops the
 // timer, wakes the waiters, withdraws every other host's copy and retires d.
-func (b *Broker) commit(d *Decision, t Transition, detail string, stored bool) error {
+func (b *Broker) commit(d *Decision, t transition, detail string, stored bool) error {
 	t.At = b.now().UTC()
 	if detail == "" {
-		detail = t.Reason
+		detail = string(t.Reason)
 	}
 	if m := gateMessage(&d.snap, t); m != "" && !strings.Contains(detail, m) {
 		detail += ": " + m
@@ -53,7 +54,7 @@ func (b *Broker) commit(d *Decision, t Transition, detail string, stored bool) e
 	var err error
 	if stored && b.store != nil {
 		var won bool
-		won, err = b.store.Claim(context.Background(), d.id, t)
+		won, err = b.store.Claim(context.Background(), d.id, t.stored())
 		if err == nil && !won {
 			err = errors.New("the stored decision is no longer open")
 		}
@@ -67,28 +68,28 @@ func (b *Broker) commit(d *Decision, t Transition, detail string, stored bool) e
 
 // storeFailed records that the store refused transition t and returns the
 // fail-closed transition that replaces it.
-func (b *Broker) storeFailed(d *Decision, t Transition, err error) Transition {
+func (b *Broker) storeFailed(d *Decision, t transition, err error) transition {
 	b.log.Error("confirm: cannot record decision outcome; failing closed",
 		"decision", d.id, "session", d.snap.SessionID, "wanted", t.Status, "err", err)
-	f := Transition{Status: StatusCancelled, Reason: ReasonStoreError, At: b.now().UTC()}
+	f := transition{Status: store.StatusCancelled, Reason: store.ReasonStoreError, At: b.now().UTC()}
 	if turnEnded[t.Reason] {
 		f.Reason = t.Reason // the turn is gone either way: the agent gets "cancelled"
 	}
 	d.mu.Lock()
-	f.Event = d.addEvent(f.At, EventCancelled, "", ReasonStoreError+": "+err.Error())
+	f.Event = d.addEvent(f.At, store.EventCancelled, "", string(store.ReasonStoreError)+": "+err.Error())
 	d.mu.Unlock()
 	if b.store != nil { // best effort: the row may still be open
-		_, _ = b.store.Claim(context.Background(), d.id, f)
+		_, _ = b.store.Claim(context.Background(), d.id, f.stored())
 	}
 	return f
 }
 
 // finish applies the final transition t to d in memory and notifies.
-func (b *Broker) finish(d *Decision, t Transition) {
+func (b *Broker) finish(d *Decision, t transition) {
 	d.mu.Lock()
 	optionID := outcomeFor(d.snap.Options, t.Status, t.Reason, t.Answer)
 	text := ""
-	if t.Status == StatusAnswered && t.Answer != nil {
+	if t.Status == store.StatusAnswered && t.Answer != nil {
 		text = t.Answer.Text
 		a := *t.Answer
 		d.answer = &a
@@ -102,7 +103,7 @@ func (b *Broker) finish(d *Decision, t Transition) {
 	}
 	var others []Presenter
 	var winner Presenter
-	var evs []Event
+	var evs []store.Event
 	for _, id := range d.order {
 		h := d.hosts[id]
 		if id == t.By && h.presented {
@@ -113,7 +114,7 @@ func (b *Broker) finish(d *Decision, t Transition) {
 		}
 		h.withdrawn = true
 		others = append(others, h.p)
-		evs = append(evs, d.addEvent(t.At, EventWithdrawn, id, ""))
+		evs = append(evs, d.addEvent(t.At, store.EventWithdrawn, id, ""))
 	}
 	res := d.res
 	close(d.done)
@@ -165,7 +166,7 @@ func (b *Broker) startTimer(d *Decision, timeout time.Duration) {
 			return
 		}
 		defer b.inflight.Done()
-		b.close(d, StatusTimedOut, ReasonTimeout, "")
+		b.close(d, store.StatusTimedOut, store.ReasonTimeout, "")
 	})
 }
 
@@ -205,7 +206,7 @@ func (b *Broker) openDecisions(sessionID string) []*Decision {
 // already in flight completes first.
 func (b *Broker) CancelSession(sessionID, reason string) {
 	for _, d := range b.openDecisions(sessionID) {
-		b.close(d, StatusCancelled, ReasonSessionCancelled, reason)
+		b.close(d, store.StatusCancelled, store.ReasonSessionCancelled, reason)
 	}
 }
 
@@ -218,7 +219,7 @@ func (b *Broker) CancelRequest(decisionID string) bool {
 	b.mu.Lock()
 	d := b.byID[decisionID]
 	b.mu.Unlock()
-	return d != nil && b.close(d, StatusCancelled, ReasonAgentCancelled, "$/cancel_request from the agent")
+	return d != nil && b.close(d, store.StatusCancelled, store.ReasonAgentCancelled, "$/cancel_request from the agent")
 }
 
 // AgentExited cancels every open decision with reason agent_exited: the
@@ -228,7 +229,7 @@ func (b *Broker) AgentExited() {
 	b.gone = true
 	b.mu.Unlock()
 	for _, d := range b.openDecisions("") {
-		b.close(d, StatusCancelled, ReasonAgentExited, "")
+		b.close(d, store.StatusCancelled, store.ReasonAgentExited, "")
 	}
 }
 
@@ -242,7 +243,7 @@ func (b *Broker) Run(ctx context.Context) error {
 	b.stopped = true
 	b.mu.Unlock()
 	for _, d := range b.openDecisions("") {
-		b.close(d, StatusCancelled, ReasonBridgeShutdown, context.Cause(ctx).Error())
+		b.close(d, store.StatusCancelled, store.ReasonBridgeShutdown, context.Cause(ctx).Error())
 	}
 	b.inflight.Wait()
 	return nil
@@ -253,4 +254,24 @@ func (b *Broker) agentExited() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.gone
+}
+
+// transition is the one move of a decision out of the open status, as the
+// broker sees it: the answer with its scope. stored gives the store's form.
+type transition struct {
+	Status store.Status
+	Answer *Answer
+	By     string // winning host id, or the gate's decidedBy; "" when the broker closed it
+	Reason store.Reason
+	At     time.Time
+	Event  store.Event // the terminal journal event, written in the same transaction
+}
+
+// stored returns t as the store records it.
+func (t transition) stored() store.Transition {
+	st := store.Transition{Status: t.Status, By: t.By, Reason: t.Reason, At: t.At, Event: t.Event}
+	if t.Answer != nil {
+		st.Answer = &store.Answer{OptionID: t.Answer.OptionID, Text: t.Answer.Text}
+	}
+	return st
 }

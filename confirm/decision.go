@@ -2,55 +2,23 @@ package confirm
 
 import (
 	"encoding/json"
+	"github.com/acpmux/acpmux/confirm/store"
 	"sync"
 	"time"
 
 	"github.com/acpmux/acpmux/acp"
 )
 
-// Status is the state of a decision. A decision is created open and leaves
-// open exactly once, for one of the three terminal statuses.
-type Status string
-
-// The statuses of a decision (docs/decisions.md, "Statuses").
-const (
-	StatusOpen      Status = "open"      // waiting for an answer
-	StatusAnswered  Status = "answered"  // a host's valid answer won the claim
-	StatusTimedOut  Status = "timed_out" // the deadline passed first
-	StatusCancelled Status = "cancelled" // the turn, the request or the agent went away, or nobody can answer
-)
-
-// Closed reports whether s is a terminal status.
-func (s Status) Closed() bool { return s != StatusOpen && s != "" }
-
-// Reasons recorded with a closed decision (the "reason" of its view and of
-// its terminal journal event). Reasons in turnEnded make the agent receive
-// {"outcome":"cancelled"}; every other reason fails closed with an offered
-// reject option.
-const (
-	ReasonAnswered         = "answered"          // a host answered
-	ReasonTimeout          = "timeout"           // the deadline passed
-	ReasonSessionCancelled = "session_cancelled" // session/cancel from a host, or the relay stopping (a signal, the IDE left)
-	ReasonAgentCancelled   = "agent_cancelled"   // the agent's $/cancel_request for its request
-	ReasonAgentExited      = "agent_exited"      // the agent process ended
-	ReasonBridgeRestart    = "bridge_restart"    // left open by a previous acpmux process
-	ReasonBridgeShutdown   = "bridge_shutdown"   // still open when Broker.Run's context ended
-	ReasonNoEligibleHost   = "no_eligible_host"  // every host abstained, disconnected or answered invalidly
-	ReasonStale            = "stale"             // the revalidation hook refused the snapshot
-	ReasonStoreError       = "store_error"       // the store could not record the outcome
-	ReasonAskCancelled     = "ask_cancelled"     // the context passed to Ask ended
-)
-
 // turnEnded lists the reasons after which the agent gets "cancelled" rather
 // than a reject option: ACP requires "cancelled" once the client cancelled the
 // turn, and a gone agent or request reads nothing anyway.
-var turnEnded = map[string]bool{
-	ReasonSessionCancelled: true,
-	ReasonAgentCancelled:   true,
-	ReasonAgentExited:      true,
-	ReasonBridgeRestart:    true,
-	ReasonBridgeShutdown:   true,
-	ReasonAskCancelled:     true,
+var turnEnded = map[store.Reason]bool{
+	store.ReasonSessionCancelled: true,
+	store.ReasonAgentCancelled:   true,
+	store.ReasonAgentExited:      true,
+	store.ReasonBridgeRestart:    true,
+	store.ReasonBridgeShutdown:   true,
+	store.ReasonAskCancelled:     true,
 }
 
 // Answer is a host's answer to a decision: an offered optionId, free text,
@@ -61,46 +29,20 @@ var turnEnded = map[string]bool{
 type Answer struct {
 	OptionID string `json:"optionId,omitempty"`
 	Text     string `json:"text,omitempty"`
-	// Scope is ONCE (or ""), SESSION or ALWAYS (scope.go).
+	// Scope is ONCE (or ""), SESSION or ALWAYS.
 	Scope string `json:"scope,omitempty"`
 }
-
-// Event is one entry of a decision's ordered journal. Seq starts at 1 and
-// has no gaps; Host is the host id for host events and empty for the
-// broker's own; Detail is a human-readable note (an optionId, a reason, a
-// validation error).
-type Event struct {
-	Seq    int       `json:"seq"`
-	At     time.Time `json:"at"`
-	Type   string    `json:"type"`
-	Host   string    `json:"host,omitempty"`
-	Detail string    `json:"detail,omitempty"`
-}
-
-// The journal event types (docs/decisions.md, "Journal").
-const (
-	EventOpened        = "opened"         // the decision was created
-	EventPresented     = "presented"      // shown to Host
-	EventAnswered      = "answered"       // Host's answer won; Detail is the optionId
-	EventInvalidAnswer = "invalid_answer" // Host's answer was refused; Detail says why
-	EventLateAnswer    = "late_answer"    // Host answered after the decision closed or lost the claim
-	EventAbstained     = "abstained"      // Host will not answer (disconnected, failed, answered cancelled)
-	EventWithdrawn     = "withdrawn"      // Host's copy was withdrawn
-	EventTimedOut      = "timed_out"      // the deadline passed
-	EventCancelled     = "cancelled"      // closed without an answer; Detail is the reason
-	EventDelivered     = "delivered"      // the result was handed to the bridge for the agent
-)
 
 // Resolution says how a decision closed and by whom. It is passed to
 // Presenter.Withdraw and is the body of the _acpmux/permission_resolved
 // notice.
 type Resolution struct {
-	Status   Status    // terminal status
-	OptionID string    // the winning optionId, or the fail-closed reject option sent to the agent, or ""
-	Text     string    // free text of the winning answer, if any
-	By       string    // host id of the winning answer; "" when the broker closed it
-	Reason   string    // one of the Reason constants
-	At       time.Time // when it closed
+	Status   store.Status // terminal status
+	OptionID string       // the winning optionId, or the fail-closed reject option sent to the agent, or ""
+	Text     string       // free text of the winning answer, if any
+	By       string       // host id of the winning answer; "" when the broker closed it
+	Reason   store.Reason // why it closed
+	At       time.Time    // when it closed
 }
 
 // Classification is the shell-command class of a decision's command, as
@@ -167,12 +109,12 @@ type Decision struct {
 	deadline time.Time
 
 	mu        sync.Mutex // guards the fields below
-	status    Status
+	status    store.Status
 	claiming  bool // a transition is in flight (the in-memory compare-and-swap)
 	res       Resolution
 	result    json.RawMessage // the result for the agent, set when closed
 	answer    *Answer
-	events    []Event
+	events    []store.Event
 	hosts     map[string]*hostState
 	order     []string // host ids in presentation order
 	delivered bool
@@ -221,7 +163,7 @@ func (d *Decision) CreatedAt() time.Time { return d.created }
 func (d *Decision) Deadline() time.Time { return d.deadline }
 
 // Status returns the current status.
-func (d *Decision) Status() Status {
+func (d *Decision) Status() store.Status {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.status
@@ -244,13 +186,13 @@ func (d *Decision) View() View {
 		v.Answer = &a
 	}
 	v.Delivered = d.delivered
-	v.Events = append([]Event(nil), d.events...)
+	v.Events = append([]store.Event(nil), d.events...)
 	return v
 }
 
 // addEvent appends an event to the journal and returns it. d.mu must be held.
-func (d *Decision) addEvent(at time.Time, typ, host, detail string) Event {
-	ev := Event{Seq: len(d.events) + 1, At: at, Type: typ, Host: host, Detail: detail}
+func (d *Decision) addEvent(at time.Time, typ store.EventType, host, detail string) store.Event {
+	ev := store.Event{Seq: len(d.events) + 1, At: at, Type: typ, Host: host, Detail: detail}
 	d.events = append(d.events, ev)
 	return ev
 }

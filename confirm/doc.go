@@ -26,10 +26,11 @@
 //     open decisions; Run waits for the work they start.
 //
 // Before a decision is presented, the plan-mode gate routes it (plan.go,
-// docs/plan-mode.md): policy rules (policy.go), the per-session gate mode
+// docs/plan-mode.md): policy rules (package [policy]), the per-session gate mode
 // (mode.go), remembered scopes (scope.go) and the circuit breaker
 // (breaker.go) may decide it at once, and every closed decision leaves an
 // immutable audit row (audit.go, docs/policy.md).
 //
-// Only store.go imports the SQLite driver.
+// Decisions are kept durably through a [store.Store] (Options.Store);
+// confirm imports no database driver.
 package confirm

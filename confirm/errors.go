@@ -1,12 +1,16 @@
 package confirm
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/acpmux/acpmux/confirm/store"
+)
 
 // Errors returned by the Broker; callers branch on them with errors.Is. The
 // HTTP API maps them to status codes (docs/decisions.md, "HTTP API").
 var (
 	// ErrNotFound: no decision with that id in that session (HTTP 404).
-	ErrNotFound = errors.New("decision not found")
+	ErrNotFound = store.ErrNotFound
 	// ErrConflict: the decision was already answered differently, or is
 	// closed (timed out, cancelled), or another answer won the claim first
 	// (HTTP 409). The same answer again is not a conflict: it is deduped.

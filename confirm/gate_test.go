@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/gate"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,9 @@ import (
 
 	"github.com/acpmux/acpmux/classify"
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/policy"
+	"github.com/acpmux/acpmux/confirm/store"
+	"github.com/acpmux/acpmux/confirm/store/sqlite"
 )
 
 func classifyCmd(cmd string) confirm.Classification {
@@ -52,9 +56,9 @@ func outcome(t *testing.T, raw json.RawMessage) (string, string) {
 	return r.Outcome.OptionID, r.Meta.Acpmux.Message
 }
 
-func mustPolicy(t *testing.T, src string) *confirm.Policy {
+func mustPolicy(t *testing.T, src string) *policy.Policy {
 	t.Helper()
-	p, err := confirm.ParsePolicy([]byte(src))
+	p, err := policy.Parse([]byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,83 +81,6 @@ func planItem(t *testing.T, b *confirm.Broker, sid, id string) confirm.PlanItem 
 	return confirm.PlanItem{}
 }
 
-func TestParsePolicyMalformed(t *testing.T) {
-	tests := []struct{ name, src string }{
-		{"not toml", "[[rule]\nname="},
-		{"unknown key", "[[rule]]\nname='a'\ndecision='deny'\ncomand='rm *'"},
-		{"no name", "[[rule]]\ndecision='deny'"},
-		{"duplicate name", "[[rule]]\nname='a'\ndecision='deny'\n[[rule]]\nname='a'\ndecision='allow'"},
-		{"bad decision", "[[rule]]\nname='a'\ndecision='maybe'"},
-		{"bad kind", "[[rule]]\nname='a'\ndecision='deny'\nkind='exec'"},
-		{"bad class", "[[rule]]\nname='a'\ndecision='deny'\nclass='readonly'"},
-		{"bad mode", "[[rule]]\nname='a'\ndecision='deny'\nmode='yolo'"},
-		{"number matcher", "[[rule]]\nname='a'\ndecision='deny'\ncommand=3"},
-		{"top-level key", "decision='deny'"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if _, err := confirm.ParsePolicy([]byte(tt.src)); !errors.Is(err, confirm.ErrPolicy) {
-				t.Errorf("err = %v, want ErrPolicy", err)
-			}
-		})
-	}
-}
-
-func TestPolicyPrecedence(t *testing.T) {
-	p := mustPolicy(t, `
-[[rule]]
-name = "allow-git"
-decision = "allow"
-command = "git *"
-
-[[rule]]
-name = "ask-push"
-decision = "ask"
-command = ["git push*", "git remote *"]
-
-[[rule]]
-name = "deny-force"
-decision = "deny"
-command = "git push *--force*"
-
-[[rule]]
-name = "deny-etc"
-decision = "deny"
-kind = ["edit", "delete", "move"]
-path = "/etc/**"
-
-[[rule]]
-name = "ask-plan-reads"
-decision = "ask"
-mode = "plan"
-class = "read-only"
-agent = "claude-agent-acp"
-`)
-	tests := []struct {
-		name string
-		it   confirm.Item
-		want confirm.Verdict
-	}{
-		{"allow", confirm.Item{Kind: "execute", Command: "git status"}, confirm.Verdict{Decision: "allow", Rule: "allow-git"}},
-		{"ask beats allow", confirm.Item{Kind: "execute", Command: "git push origin"}, confirm.Verdict{Decision: "ask", Rule: "ask-push"}},
-		{"deny beats ask", confirm.Item{Kind: "execute", Command: "git push origin --force"}, confirm.Verdict{Decision: "deny", Rule: "deny-force"}},
-		{"no match is ask", confirm.Item{Kind: "execute", Command: "ls"}, confirm.Verdict{}},
-		{"path ** crosses /", confirm.Item{Kind: "edit", Paths: []string{"/etc/ssh/sshd_config"}}, confirm.Verdict{Decision: "deny", Rule: "deny-etc"}},
-		{"kind must match", confirm.Item{Kind: "read", Paths: []string{"/etc/passwd"}}, confirm.Verdict{}},
-		{"all matchers", confirm.Item{Kind: "execute", Command: "ls", Class: "read-only", Mode: confirm.ModePlan, Agent: "claude-agent-acp"}, confirm.Verdict{Decision: "ask", Rule: "ask-plan-reads"}},
-		{"agent differs", confirm.Item{Kind: "execute", Command: "ls", Class: "read-only", Mode: confirm.ModePlan, Agent: "gemini"}, confirm.Verdict{}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := p.Evaluate(tt.it); got != tt.want {
-				t.Errorf("got %+v, want %+v", got, tt.want)
-			}
-		})
-	}
-}
-
-// TestPolicyThroughBroker: deny and allow rules answer without a host and
-// record decidedBy; no match presents the agent's prompt.
 func TestPolicyThroughBroker(t *testing.T) {
 	b := newBroker(t, confirm.Options{Classify: classifyCmd, Policy: mustPolicy(t, `
 [[rule]]
@@ -172,7 +99,7 @@ command = "git status*"
 `)})
 	ide := newHost("ide")
 	r := await(t, ask(b, toolReq("s", "1", "execute", "rm -rf build"), ide))
-	if opt, msg := outcome(t, r.result); opt != "reject-once" || msg != classify.PolicyDenyMessage {
+	if opt, msg := outcome(t, r.result); opt != "reject-once" || msg != gate.PolicyDenyMessage {
 		t.Errorf("rm: %s %q", opt, msg)
 	}
 	r = await(t, ask(b, toolReq("s", "2", "execute", "make test"), ide))
@@ -204,7 +131,7 @@ command = "git status*"
 	by := map[string]string{}
 	items, _ := b.PlanItems(context.Background(), "s", 0)
 	for _, it := range items {
-		by[it.Command] = it.DecidedBy + "/" + it.Decision
+		by[it.Command] = it.DecidedBy + "/" + string(it.Decision)
 	}
 	want := map[string]string{"rm -rf build": "rule:no-rm/deny", "make test": "rule:ok-make/allow", "ls": "host:ide/allow"}
 	for k, v := range want {
@@ -231,7 +158,7 @@ kind = "fetch"
 `)})
 	ide := newHost("ide")
 	r := await(t, ask(b, toolReq("s", "1", "read", ""), ide))
-	if opt, msg := outcome(t, r.result); opt != "reject-once" || msg != classify.PolicyDenyMessage {
+	if opt, msg := outcome(t, r.result); opt != "reject-once" || msg != gate.PolicyDenyMessage {
 		t.Errorf("read: %s %q", opt, msg)
 	}
 	r2 := await(t, ask(b, toolReq("s", "2", "fetch", ""), ide))
@@ -266,7 +193,7 @@ func TestPolicyChangeMakesOneOffStale(t *testing.T) {
 	if !errors.Is(err, confirm.ErrStale) {
 		t.Fatalf("err = %v, want ErrStale", err)
 	}
-	if opt, msg := outcome(t, await(t, ch).result); opt != "reject-once" || msg != classify.StaleApprovalMessage {
+	if opt, msg := outcome(t, await(t, ch).result); opt != "reject-once" || msg != gate.StaleApprovalMessage {
 		t.Errorf("agent got %s %q", opt, msg)
 	}
 }
@@ -282,7 +209,7 @@ func TestPlanOneOffOffer(t *testing.T) {
 	if !d.OneOff() || len(d.Options()) != 2 || d.Options()[0].OptionID != "allow-once" || d.Options()[1].OptionID != "reject-once" {
 		t.Fatalf("one-off %v offers %+v", d.OneOff(), d.Options())
 	}
-	if w := d.Snapshot().Warnings; len(w) == 0 || w[0] != classify.UnknownWarning {
+	if w := d.Snapshot().Warnings; len(w) == 0 || w[0] != gate.UnknownWarning {
 		t.Errorf("warnings %q", w)
 	}
 	for _, a := range []confirm.Answer{{OptionID: "allow-once", Scope: confirm.ScopeSession}, {OptionID: "allow-once", Scope: confirm.ScopeAlways}} {
@@ -299,7 +226,7 @@ func TestPlanOneOffOffer(t *testing.T) {
 	}
 	// No host at all: the plan-safe refusal.
 	r := await(t, ask(b, toolReq("s", "2", "execute", "python3 -c 'print(1)'")))
-	if opt, msg := outcome(t, r.result); opt != "reject-once" || msg != classify.NoApprovalMessage {
+	if opt, msg := outcome(t, r.result); opt != "reject-once" || msg != gate.NoApprovalMessage {
 		t.Errorf("no host: %s %q", opt, msg)
 	}
 }
@@ -337,7 +264,7 @@ func TestScopeSession(t *testing.T) {
 func TestScopeAlways(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		store confirm.Store
+		store store.Store
 	}{{"no store", nil}, {"memory store", memStore(t)}} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newBroker(t, confirm.Options{Store: tc.store, Classify: classifyCmd})
@@ -348,7 +275,7 @@ func TestScopeAlways(t *testing.T) {
 			if !errors.Is(err, confirm.ErrAlwaysUnavailable) {
 				t.Fatalf("err = %v, want ErrAlwaysUnavailable", err)
 			}
-			if d.Status() != confirm.StatusOpen {
+			if d.Status() != store.StatusOpen {
 				t.Fatalf("status %s, want still open", d.Status())
 			}
 			b.Answer(context.Background(), "s", d.ID(), "http", confirm.Answer{OptionID: "reject-once"})
@@ -398,7 +325,7 @@ func TestBreaker(t *testing.T) {
 		t.Fatalf("cancels %q", cancels)
 	}
 	r := await(t, ask(b, toolReq("s", "6", "execute", "ls"), newHost("ide")))
-	if opt, msg := outcome(t, r.result); opt != "reject-once" || msg != classify.BreakerMessage {
+	if opt, msg := outcome(t, r.result); opt != "reject-once" || msg != gate.BreakerMessage {
 		t.Errorf("after tripping: %s %q", opt, msg)
 	}
 	b.PromptStarted("s")
@@ -423,7 +350,7 @@ func TestBreaker(t *testing.T) {
 // and the store refuses UPDATE and DELETE of them.
 func TestAuditRowsImmutable(t *testing.T) {
 	path := t.TempDir() + "/state.db"
-	st, err := confirm.OpenStore(path)
+	st, err := sqlite.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,7 +358,7 @@ func TestAuditRowsImmutable(t *testing.T) {
 	b := newBroker(t, confirm.Options{Store: st, Classify: classifyCmd, Mode: confirm.ModePlan})
 	await(t, ask(b, toolReq("s", "1", "execute", "git status")))
 	before := planItem(t, b, "s", confirm.DecisionID("s", "1"))
-	if before.Decision != "allow" || before.DecidedBy != confirm.BuiltinPlanReadOnly || before.Class != "read-only" {
+	if before.Decision != "allow" || before.DecidedBy != gate.BuiltinPlanReadOnly || before.Class != "read-only" {
 		t.Fatalf("row %+v", before)
 	}
 	b.SetPolicy(mustPolicy(t, "[[rule]]\nname='no-git'\ndecision='deny'\ncommand='git *'"))

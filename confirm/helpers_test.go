@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/store/sqlite"
 )
 
 // fakeHost is a scripted Presenter. onPresent, when set, runs in its own
@@ -123,9 +124,9 @@ func newBroker(t testing.TB, opts confirm.Options) *confirm.Broker {
 	return b
 }
 
-func memStore(t testing.TB) *confirm.SQLiteStore {
+func memStore(t testing.TB) *sqlite.Store {
 	t.Helper()
-	s, err := confirm.OpenStore(confirm.MemoryPath)
+	s, err := sqlite.Open(sqlite.MemoryPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,9 +134,9 @@ func memStore(t testing.TB) *confirm.SQLiteStore {
 	return s
 }
 
-func fileStore(t testing.TB) *confirm.SQLiteStore {
+func fileStore(t testing.TB) *sqlite.Store {
 	t.Helper()
-	s, err := confirm.OpenStore(t.TempDir() + "/state.db")
+	s, err := sqlite.Open(t.TempDir() + "/state.db")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +181,7 @@ func req(sid, key string, opts ...string) confirm.Request {
 func eventTypes(v confirm.View) []string {
 	var out []string
 	for _, e := range v.Events {
-		s := e.Type
+		s := string(e.Type)
 		if e.Host != "" {
 			s += "@" + e.Host
 		}

@@ -2,6 +2,7 @@ package confirm
 
 import (
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/gate"
 	"strings"
 	"unicode"
 
@@ -101,24 +102,17 @@ func runeName(r rune) string {
 	return fmt.Sprintf("U+%04X %s", r, n)
 }
 
-// Warning prefixes of the hidden-character warnings; the names of the
-// characters follow, separated by ", ".
-const (
-	WarningHiddenInCommand = "The shell command contains hidden characters (shown escaped): "
-	WarningHiddenInTitle   = "The title contains hidden characters (shown escaped): "
-)
-
 // hiddenWarnings returns the warnings for hidden characters in the command
 // and in the title of a decision: one each, naming the characters, the
 // title's only when it is not the command itself.
 func hiddenWarnings(title, command string) []string {
 	var ws []string
 	if names := hiddenNames(command); names != nil {
-		ws = append(ws, WarningHiddenInCommand+strings.Join(names, ", "))
+		ws = append(ws, gate.WarningHiddenInCommand+strings.Join(names, ", "))
 	}
 	if title != command {
 		if names := hiddenNames(title); names != nil {
-			ws = append(ws, WarningHiddenInTitle+strings.Join(names, ", "))
+			ws = append(ws, gate.WarningHiddenInTitle+strings.Join(names, ", "))
 		}
 	}
 	return ws

@@ -2,6 +2,7 @@ package confirm_test
 
 import (
 	"encoding/json"
+	"github.com/acpmux/acpmux/confirm/gate"
 	"strconv"
 	"strings"
 	"testing"
@@ -150,12 +151,12 @@ func TestHiddenCharactersWarnEveryHost(t *testing.T) {
 		want                 []string
 	}{
 		{"command", "Run a command", "rm -rf build\u200b \u202egnp.txt",
-			[]string{confirm.WarningHiddenInCommand + "U+200B ZERO WIDTH SPACE, U+202E RIGHT-TO-LEFT OVERRIDE"}},
+			[]string{gate.WarningHiddenInCommand + "U+200B ZERO WIDTH SPACE, U+202E RIGHT-TO-LEFT OVERRIDE"}},
 		{"title", "Delete\u1680build", "rm -rf build",
-			[]string{confirm.WarningHiddenInTitle + "U+1680 OGHAM SPACE MARK"}},
+			[]string{gate.WarningHiddenInTitle + "U+1680 OGHAM SPACE MARK"}},
 		{"both, shorthand and controls", "x\U0001bca0\U0001bca3", "echo a\rb\x1b[2K\U000110bd",
-			[]string{confirm.WarningHiddenInCommand + "U+000D, U+001B, U+110BD KAITHI NUMBER SIGN",
-				confirm.WarningHiddenInTitle + "U+1BCA0 SHORTHAND FORMAT LETTER OVERLAP, U+1BCA3 SHORTHAND FORMAT UP STEP"}},
+			[]string{gate.WarningHiddenInCommand + "U+000D, U+001B, U+110BD KAITHI NUMBER SIGN",
+				gate.WarningHiddenInTitle + "U+1BCA0 SHORTHAND FORMAT LETTER OVERLAP, U+1BCA3 SHORTHAND FORMAT UP STEP"}},
 		{"newline and tab are layout", "Run a script", "for f in *; do\n\techo \"$f\"\ndone", nil},
 		{"plain", "Run a command", "ls -la", nil},
 	}

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/policy"
+	"github.com/acpmux/acpmux/confirm/store"
 	"sync"
-	"time"
 )
 
 // Mode is the gate mode of a session: ModeDefault or ModePlan. It is
@@ -34,14 +35,14 @@ func ParseMode(s string) (Mode, error) {
 // where Options.Mode put it.
 var ErrModeLocked = errors.New("gate mode is locked (--lock-mode)")
 
-// gate is the broker's plan-mode and policy state. Its mutex is taken after
+// gateState is the broker's plan-mode and policy state. Its mutex is taken after
 // Broker.mu when both are needed, never the other way round.
-type gate struct {
+type gateState struct {
 	mu        sync.Mutex // guards the fields below
 	sessions  map[string]*gateSession
-	policy    *Policy
+	policy    *policy.Policy
 	policyRev uint64
-	always    map[string]StoredRule // remembered ALWAYS verdicts by key
+	always    map[string]store.Rule // remembered ALWAYS verdicts by key
 	loaded    bool                  // always was read from the store
 	items     []PlanItem            // audit rows when there is no store (bounded)
 }
@@ -50,7 +51,7 @@ type gate struct {
 type gateSession struct {
 	mode     Mode
 	revision uint64
-	remember map[string]string // SESSION verdicts: key → "allow" | "deny"
+	remember map[string]policy.Decision // SESSION verdicts by key
 	breaker  breakerState
 }
 
@@ -63,7 +64,7 @@ func (b *Broker) gateSessionLocked(id string) *gateSession {
 		if m == "" {
 			m = ModeDefault
 		}
-		gs = &gateSession{mode: m, remember: map[string]string{}}
+		gs = &gateSession{mode: m, remember: map[string]policy.Decision{}}
 		b.g.sessions[id] = gs
 	}
 	return gs
@@ -107,9 +108,9 @@ func (b *Broker) SetMode(sessionID string, m Mode, by string) (uint64, error) {
 	rev := gs.revision
 	b.g.mu.Unlock()
 	b.log.Info("confirm: gate mode changed", "session", sessionID, "mode", m, "revision", rev, "by", by)
-	if ms, ok := b.store.(GateStore); ok {
-		ev := ModeEvent{SessionID: sessionID, At: b.now().UTC(), Mode: m, Revision: rev, By: by}
-		if err := ms.InsertModeEvent(context.Background(), ev); err != nil {
+	if b.store != nil {
+		ev := store.ModeEvent{SessionID: sessionID, At: b.now().UTC(), Mode: string(m), Revision: rev, By: by}
+		if err := b.store.InsertModeEvent(context.Background(), ev); err != nil {
 			b.log.Warn("confirm: cannot store gate mode change", "session", sessionID, "err", err)
 		}
 	}
@@ -147,15 +148,6 @@ func (b *Broker) PromptStarted(sessionID string) {
 // staleSession fails every open decision of sessionID closed as stale.
 func (b *Broker) staleSession(sessionID, why string) {
 	for _, d := range b.openDecisions(sessionID) {
-		b.close(d, StatusCancelled, ReasonStale, "stale: "+why)
+		b.close(d, store.StatusCancelled, store.ReasonStale, "stale: "+why)
 	}
-}
-
-// ModeEvent is one gate mode change, kept in the store's mode_events table.
-type ModeEvent struct {
-	SessionID string    `json:"sessionId"`
-	At        time.Time `json:"at"`
-	Mode      Mode      `json:"mode"`
-	Revision  uint64    `json:"revision"`
-	By        string    `json:"by"`
 }

@@ -2,6 +2,7 @@ package confirm
 
 import (
 	"encoding/json"
+	"github.com/acpmux/acpmux/confirm/store"
 	"time"
 )
 
@@ -17,14 +18,14 @@ const MethodPermissionResolved = "_acpmux/permission_resolved"
 // agent received, absent when it received "cancelled" (or, for reason
 // agent_cancelled, error -32800).
 type ResolvedNotice struct {
-	SessionID  string    `json:"sessionId"`
-	DecisionID string    `json:"decisionId"`
-	ToolCallID string    `json:"toolCallId,omitempty"`
-	Status     Status    `json:"status"`
-	OptionID   string    `json:"optionId,omitempty"`
-	ResolvedBy string    `json:"resolvedBy,omitempty"`
-	Reason     string    `json:"reason"`
-	At         time.Time `json:"at"`
+	SessionID  string       `json:"sessionId"`
+	DecisionID string       `json:"decisionId"`
+	ToolCallID string       `json:"toolCallId,omitempty"`
+	Status     store.Status `json:"status"`
+	OptionID   string       `json:"optionId,omitempty"`
+	ResolvedBy string       `json:"resolvedBy,omitempty"`
+	Reason     store.Reason `json:"reason"`
+	At         time.Time    `json:"at"`
 }
 
 // Notice returns the params of the _acpmux/permission_resolved notification
@@ -35,7 +36,7 @@ type ResolvedNotice struct {
 //	 "reason":"answered","at":"2026-07-01T12:00:00Z"}
 func Notice(d *Decision, res Resolution) json.RawMessage {
 	opt := res.OptionID
-	if res.Reason == ReasonAgentCancelled {
+	if res.Reason == store.ReasonAgentCancelled {
 		opt = ""
 	}
 	b, err := json.Marshal(ResolvedNotice{SessionID: d.SessionID(), DecisionID: d.ID(),

@@ -4,43 +4,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/gate"
+	"github.com/acpmux/acpmux/confirm/policy"
+	"github.com/acpmux/acpmux/confirm/store"
 	"strings"
 
 	"github.com/acpmux/acpmux/acp"
-	fixed "github.com/acpmux/acpmux/classify"
 )
 
-// Route is a way a permission request can take through the gate
-// ([GateInfo].Route; docs/plan-mode.md).
-type Route string
-
-// Routes of the gate.
+// Prefixes of decidedBy names.
 const (
-	RouteAllow     Route = "allow"      // answered at once with an offered allow_once option; no host sees it
-	RouteDeny      Route = "deny"       // answered at once with the reject option; no host sees it
-	RoutePlanBlock Route = "plan_block" // plan mode blocked a write or an edit; no host sees it
-	RouteOneOff    Route = "one_off"    // exact one-off prompt: only allow_once and reject_once are offered
-	RouteAsk       Route = "ask"        // the agent's own prompt, to every eligible host
-)
-
-// Reasons of decisions the gate closed without a host.
-const (
-	ReasonPolicyAllow = "policy_allow"    // a rule (or builtin:plan-read-only, or a remembered verdict) allowed it
-	ReasonPolicyDeny  = "policy_deny"     // a rule (or a remembered verdict) denied it
-	ReasonPlanBlock   = "plan_block"      // plan mode blocked a write or an edit
-	ReasonBreaker     = "circuit_breaker" // the circuit breaker stopped the turn
-)
-
-// Built-in decidedBy names.
-const (
-	BuiltinPlanReadOnly  = "builtin:plan-read-only"  // read-only shell commands run in plan mode
-	BuiltinPlanDiverges  = "builtin:plan-diverges"   // plan mode refuses commands bash may read differently
-	BuiltinPlanBlock     = "builtin:plan-block"      // writes, edits, deletes and moves are blocked in plan mode
-	BuiltinPlanOneOff    = "builtin:plan-one-off"    // unknown shell commands ask an exact one-off prompt
-	BuiltinSwitchMode    = "builtin:switch-mode"     // leaving plan mode always asks a human
-	BuiltinDataSource    = "builtin:data-source"     // read/search/fetch/think/interactive precheck passed
-	BuiltinBreaker       = "builtin:circuit-breaker" // the breaker tripped in this turn
-	DecidedByDefaultAsk  = "default:ask"             // no rule matched: the agent's prompt goes to the hosts
 	decidedByRulePrefix  = "rule:"
 	decidedByHostPrefix  = "host:"
 	decidedBySessionPref = "session:"
@@ -50,17 +23,17 @@ const (
 // GateInfo records how the gate routed a request; it is part of the
 // immutable snapshot (JSON "gate").
 type GateInfo struct {
-	Mode           Mode   `json:"mode"`           // gate mode when the request arrived
-	ModeRevision   uint64 `json:"modeRevision"`   // its revision
-	PolicyRevision uint64 `json:"policyRevision"` // revision of the policy rules
-	Route          Route  `json:"route"`          // one of the Route constants
-	Policy         string `json:"policy"`         // the policy verdict: allow, ask, deny; "" when no rule matched
-	DecidedBy      string `json:"decidedBy"`      // rule:NAME, a builtin:..., session:/always: verdict, default:ask
-	Downgraded     bool   `json:"downgraded,omitempty"`
-	Message        string `json:"message,omitempty"` // fixed message for the agent when the gate decided
-	Agent          string `json:"agent,omitempty"`
-	Producer       string `json:"producer,omitempty"` // host that owns the session
-	Key            string `json:"key"`                // the remember key (agent, kind, command or title)
+	Mode           Mode            `json:"mode"`           // gate mode when the request arrived
+	ModeRevision   uint64          `json:"modeRevision"`   // its revision
+	PolicyRevision uint64          `json:"policyRevision"` // revision of the policy rules
+	Route          gate.Route      `json:"route"`          // a [gate.Route]
+	Policy         policy.Decision `json:"policy"`         // the policy verdict: allow, ask, deny; "" when no rule matched
+	DecidedBy      string          `json:"decidedBy"`      // rule:NAME, a builtin:..., session:/always: verdict, default:ask
+	Downgraded     bool            `json:"downgraded,omitempty"`
+	Message        string          `json:"message,omitempty"` // fixed message for the agent when the gate decided
+	Agent          string          `json:"agent,omitempty"`
+	Producer       string          `json:"producer,omitempty"` // host that owns the session
+	Key            string          `json:"key"`                // the remember key (agent, kind, command or title)
 }
 
 // shellCommand returns the shell command of a tool call: rawInput.command
@@ -85,8 +58,8 @@ func kindOf(s *Snapshot) string {
 }
 
 // itemOf builds the policy item of s under mode.
-func (b *Broker) itemOf(s *Snapshot, mode Mode) Item {
-	it := Item{Kind: kindOf(s), Command: s.Command, Title: s.Title, Mode: mode, Agent: b.opts.Agent, Paths: pathsOf(s.ToolCall),
+func (b *Broker) itemOf(s *Snapshot, mode Mode) policy.Item {
+	it := policy.Item{Kind: kindOf(s), Command: s.Command, Title: s.Title, Mode: string(mode), Agent: b.opts.Agent, Paths: pathsOf(s.ToolCall),
 		InputSHA256: sha256Hex([]byte(string(s.ToolCall.RawInput) + "\x00" + string(s.ToolCall.Content) + "\x00" + string(s.ToolCall.Locations)))}
 	if s.Command != "" {
 		it.Class = "unknown"
@@ -193,11 +166,11 @@ func (b *Broker) routeSnapshot(s *Snapshot, producer string) {
 		s.ModeRevision = g.ModeRevision
 	}
 	s.Gate = g
-	if g.Route == RouteOneOff {
+	if g.Route == gate.RouteOneOff {
 		oneOff(s, it.Class)
 	}
-	if kindOf(s) == "switch_mode" && g.Route == RouteAsk && g.Mode == ModePlan {
-		s.Warnings = append([]string{fixed.ExitPlanModeMessage}, s.Warnings...)
+	if kindOf(s) == "switch_mode" && g.Route == gate.RouteAsk && g.Mode == ModePlan {
+		s.Warnings = append([]string{gate.ExitPlanModeMessage}, s.Warnings...)
 	}
 	s.DisplayedText = displayedText(s)
 	s.DisplayedTextSHA256 = sha256Hex([]byte(s.DisplayedText))
@@ -209,47 +182,47 @@ func (b *Broker) routeSnapshot(s *Snapshot, producer string) {
 // commands that bash may read differently (refused); plan-mode shell
 // routing; the data-source precheck; policy allow; a remembered verdict;
 // ask.
-func route(g *GateInfo, s *Snapshot, it Item, v Verdict, tripped bool, remembered, rememberedBy string) {
+func route(g *GateInfo, s *Snapshot, it policy.Item, v policy.Verdict, tripped bool, remembered policy.Decision, rememberedBy string) {
 	rule := decidedByRulePrefix + v.Rule
-	set := func(r Route, by, msg string) { g.Route, g.DecidedBy, g.Message = r, by, msg }
+	set := func(r gate.Route, by, msg string) { g.Route, g.DecidedBy, g.Message = r, by, msg }
 	plan := g.Mode == ModePlan
 	switch {
-	case v.Decision == DecisionDeny:
-		set(RouteDeny, rule, fixed.PolicyDenyMessage)
+	case v.Decision == policy.DecisionDeny:
+		set(gate.RouteDeny, rule, gate.PolicyDenyMessage)
 	case it.Kind == "switch_mode":
-		set(RouteAsk, BuiltinSwitchMode, "")
+		set(gate.RouteAsk, gate.BuiltinSwitchMode, "")
 	case tripped:
-		set(RouteDeny, BuiltinBreaker, fixed.BreakerMessage)
+		set(gate.RouteDeny, gate.BuiltinBreaker, gate.BreakerMessage)
 	case plan && (editKind(it.Kind) || hasDiff(s.ToolCall)):
 		// Before the shell routing: an edit's command field (rawInput.command
 		// or an execute title) is not what the edit does, so a read-only
 		// looking one never lets it run.
-		set(RoutePlanBlock, BuiltinPlanBlock, fixed.EditBlockMessage)
+		set(gate.RoutePlanBlock, gate.BuiltinPlanBlock, gate.EditBlockMessage)
 	case plan && s.Command != "":
-		r, builtin, msg := PlanShell(it.Class, it.Diverges, v.Decision)
+		r, builtin, msg := gate.PlanShell(it.Class, it.Diverges, v.Decision)
 		if builtin == "" {
 			builtin = rule
 		}
 		set(r, builtin, msg)
-	case dataSource(s) && v.Decision == DecisionAsk:
-		set(RouteDeny, rule, fixed.PolicyDenyMessage)
+	case dataSource(s) && v.Decision == policy.DecisionAsk:
+		set(gate.RouteDeny, rule, gate.PolicyDenyMessage)
 		g.Downgraded = true
-	case v.Decision == DecisionAllow:
-		set(RouteAllow, rule, "")
-	case plan && !dataSource(s) && remembered != DecisionDeny:
+	case v.Decision == policy.DecisionAllow:
+		set(gate.RouteAllow, rule, "")
+	case plan && !dataSource(s) && remembered != policy.DecisionDeny:
 		// Any other tool in plan mode (kind other, unknown or missing, an
 		// MCP tool): an exact one-off, never a remembered or persistent grant.
-		set(RouteOneOff, BuiltinPlanOneOff, "")
-	case remembered == DecisionAllow && !plan:
-		set(RouteAllow, rememberedBy, "")
-	case remembered == DecisionDeny:
-		set(RouteDeny, rememberedBy, fixed.PolicyDenyMessage)
+		set(gate.RouteOneOff, gate.BuiltinPlanOneOff, "")
+	case remembered == policy.DecisionAllow && !plan:
+		set(gate.RouteAllow, rememberedBy, "")
+	case remembered == policy.DecisionDeny:
+		set(gate.RouteDeny, rememberedBy, gate.PolicyDenyMessage)
 	case dataSource(s):
-		set(RouteAsk, BuiltinDataSource, "")
-	case v.Decision == DecisionAsk:
-		set(RouteAsk, rule, "")
+		set(gate.RouteAsk, gate.BuiltinDataSource, "")
+	case v.Decision == policy.DecisionAsk:
+		set(gate.RouteAsk, rule, "")
 	default:
-		set(RouteAsk, DecidedByDefaultAsk, "")
+		set(gate.RouteAsk, gate.DecidedByDefaultAsk, "")
 	}
 }
 
@@ -285,36 +258,6 @@ func hasDiff(tc acp.ToolCallUpdate) bool {
 	return false
 }
 
-// PlanShell is the plan-mode rows of the gate's routing table for a shell
-// command of class ("read-only", "write", "unknown"), given whether bash
-// may read it differently from the classifier (diverges) and the policy
-// verdict (DecisionAllow, DecisionAsk, or "" when no rule matched; never
-// DecisionDeny, which beats plan mode). It returns the route, the builtin
-// that decided ("" when the policy rule did) and the fixed message for the
-// agent ("" when there is none). A one-off prompt's warning is
-// [fixed.UnknownWarning], or [fixed.ReadOnlyAskWarning] for a read-only
-// command. The broker and the Claude Code hook (acpmux hook claude) route
-// with it. Pure; see docs/plan-mode.md.
-func PlanShell(class string, diverges bool, policy string) (r Route, builtin, message string) {
-	switch {
-	case diverges && class != "write":
-		// What a human would read is not the program bash runs: no
-		// prompt can make it safe, and no allow rule can either.
-		return RoutePlanBlock, BuiltinPlanDiverges, fixed.DivergeBlockMessage
-	case class == "write":
-		return RoutePlanBlock, BuiltinPlanBlock, fixed.WriteBlockMessage
-	case class == "read-only" && policy == DecisionAllow:
-		return RouteAllow, "", fixed.ReadOnlyAllowMessage
-	case class == "read-only" && policy == DecisionAsk:
-		return RouteOneOff, "", ""
-	case class == "read-only":
-		return RouteAllow, BuiltinPlanReadOnly, fixed.ReadOnlyAllowMessage
-	case policy != "":
-		return RouteOneOff, "", ""
-	}
-	return RouteOneOff, BuiltinPlanOneOff, ""
-}
-
 // oneOff turns s into an exact one-off prompt: only allow_once and
 // reject_once options stay (every persistent option is hidden), and the
 // seed-001 warning is the first warning.
@@ -326,13 +269,13 @@ func oneOff(s *Snapshot, class string) {
 		}
 	}
 	s.Options = kept
-	w := fixed.UnknownWarning
+	w := gate.UnknownWarning
 	if class == "read-only" {
-		w = fixed.ReadOnlyAskWarning
+		w = gate.ReadOnlyAskWarning
 	}
 	rest := make([]string, 0, len(s.Warnings))
 	for _, x := range s.Warnings {
-		if x != WarningUnknownCommand {
+		if x != gate.WarningUnknownCommand {
 			rest = append(rest, x)
 		}
 	}
@@ -340,9 +283,9 @@ func oneOff(s *Snapshot, class string) {
 }
 
 // route is the Route constant the gate chose for s; RouteAsk without a gate.
-func (s *Snapshot) route() Route {
+func (s *Snapshot) route() gate.Route {
 	if s.Gate == nil {
-		return RouteAsk
+		return gate.RouteAsk
 	}
 	return s.Gate.Route
 }
@@ -350,7 +293,7 @@ func (s *Snapshot) route() Route {
 // OneOff reports whether the decision is an exact one-off prompt: hosts are
 // offered only Options() (allow_once and reject_once), must show the first
 // warning first, and persistent scopes are refused.
-func (d *Decision) OneOff() bool { return d.snap.Gate != nil && d.snap.Gate.Route == RouteOneOff }
+func (d *Decision) OneOff() bool { return d.snap.Gate != nil && d.snap.Gate.Route == gate.RouteOneOff }
 
 // firstAllowOnce returns the first offered allow_once option id, or "".
 func firstAllowOnce(opts []acp.PermissionOption) string {
@@ -371,25 +314,25 @@ func (b *Broker) decideByGate(d *Decision, hosts int) bool {
 		return false
 	}
 	switch g.Route {
-	case RouteAllow:
+	case gate.RouteAllow:
 		opt := firstAllowOnce(d.snap.Options)
 		if opt == "" {
 			return false // nothing to answer with but a persistent grant: ask the hosts
 		}
-		b.decide(d, Transition{Status: StatusAnswered, Answer: &Answer{OptionID: opt}, By: g.DecidedBy, Reason: ReasonPolicyAllow}, msgOr(g.Message, opt))
-	case RouteDeny:
-		reason := ReasonPolicyDeny
-		if g.DecidedBy == BuiltinBreaker {
-			reason = ReasonBreaker
+		b.decide(d, transition{Status: store.StatusAnswered, Answer: &Answer{OptionID: opt}, By: g.DecidedBy, Reason: store.ReasonPolicyAllow}, msgOr(g.Message, opt))
+	case gate.RouteDeny:
+		reason := store.ReasonPolicyDeny
+		if g.DecidedBy == gate.BuiltinBreaker {
+			reason = store.ReasonBreaker
 		}
-		b.decide(d, Transition{Status: StatusCancelled, By: g.DecidedBy, Reason: reason}, g.Message)
-	case RoutePlanBlock:
-		b.decide(d, Transition{Status: StatusCancelled, By: g.DecidedBy, Reason: ReasonPlanBlock}, g.Message)
-	case RouteOneOff:
+		b.decide(d, transition{Status: store.StatusCancelled, By: g.DecidedBy, Reason: reason}, g.Message)
+	case gate.RoutePlanBlock:
+		b.decide(d, transition{Status: store.StatusCancelled, By: g.DecidedBy, Reason: store.ReasonPlanBlock}, g.Message)
+	case gate.RouteOneOff:
 		if hosts > 0 && firstAllowOnce(d.snap.Options) != "" {
 			return false
 		}
-		b.decide(d, Transition{Status: StatusCancelled, Reason: ReasonNoEligibleHost}, fixed.NoApprovalMessage)
+		b.decide(d, transition{Status: store.StatusCancelled, Reason: store.ReasonNoEligibleHost}, gate.NoApprovalMessage)
 	default:
 		return false
 	}
@@ -404,7 +347,7 @@ func msgOr(msg, alt string) string {
 }
 
 // decide takes the claim of open decision d and commits t.
-func (b *Broker) decide(d *Decision, t Transition, detail string) {
+func (b *Broker) decide(d *Decision, t transition, detail string) {
 	<-d.ready
 	d.mu.Lock()
 	if d.status.Closed() || d.claiming {
@@ -418,21 +361,21 @@ func (b *Broker) decide(d *Decision, t Transition, detail string) {
 
 // gateMessage returns the fixed message the agent and the journal get for
 // d's snapshot s closed by t, or "".
-func gateMessage(s *Snapshot, t Transition) string {
+func gateMessage(s *Snapshot, t transition) string {
 	g := s.Gate
 	if g == nil {
 		return ""
 	}
 	switch t.Reason {
-	case ReasonPolicyAllow, ReasonPolicyDeny, ReasonPlanBlock, ReasonBreaker:
+	case store.ReasonPolicyAllow, store.ReasonPolicyDeny, store.ReasonPlanBlock, store.ReasonBreaker:
 		return g.Message
-	case ReasonStale:
-		if g.Route == RouteOneOff || g.Mode == ModePlan {
-			return fixed.StaleApprovalMessage
+	case store.ReasonStale:
+		if g.Route == gate.RouteOneOff || g.Mode == ModePlan {
+			return gate.StaleApprovalMessage
 		}
-	case ReasonNoEligibleHost, ReasonTimeout:
-		if g.Route == RouteOneOff {
-			return fixed.NoApprovalMessage
+	case store.ReasonNoEligibleHost, store.ReasonTimeout:
+		if g.Route == gate.RouteOneOff {
+			return gate.NoApprovalMessage
 		}
 	}
 	return ""
@@ -440,7 +383,7 @@ func gateMessage(s *Snapshot, t Transition) string {
 
 // gateResult builds the agent's result for s closed by t: buildResult plus,
 // when the gate has a message, _meta.acpmux {message, decidedBy, route}.
-func gateResult(s *Snapshot, t Transition, optionID, text string) json.RawMessage {
+func gateResult(s *Snapshot, t transition, optionID, text string) json.RawMessage {
 	msg := gateMessage(s, t)
 	if msg == "" {
 		return buildResult(optionID, text)
@@ -463,16 +406,16 @@ func gateResult(s *Snapshot, t Transition, optionID, text string) json.RawMessag
 
 // decidedBy names who decided s's outcome t: the rule or builtin for the
 // gate's own decisions, host:ID for a host's answer, acpmux:REASON else.
-func decidedBy(s *Snapshot, t Transition) string {
+func decidedBy(s *Snapshot, t transition) string {
 	switch t.Reason {
-	case ReasonPolicyAllow, ReasonPolicyDeny, ReasonPlanBlock, ReasonBreaker:
+	case store.ReasonPolicyAllow, store.ReasonPolicyDeny, store.ReasonPlanBlock, store.ReasonBreaker:
 		if s.Gate != nil {
 			return s.Gate.DecidedBy
 		}
-	case ReasonAnswered:
+	case store.ReasonAnswered:
 		return decidedByHostPrefix + t.By
 	}
-	return "acpmux:" + t.Reason
+	return "acpmux:" + string(t.Reason)
 }
 
 // revalidateGate checks that an approval of d still matches the gate: the
@@ -491,7 +434,7 @@ func (b *Broker) revalidateGate(d *Decision) error {
 	if mode != g.Mode || rev != g.ModeRevision {
 		return fmt.Errorf("gate mode is %s (revision %d); the request was asked under %s (revision %d)", mode, rev, g.Mode, g.ModeRevision)
 	}
-	if v := pol.Evaluate(b.itemOf(&d.snap, mode)); v.Decision == DecisionDeny {
+	if v := pol.Evaluate(b.itemOf(&d.snap, mode)); v.Decision == policy.DecisionDeny {
 		return fmt.Errorf("policy rule %q now denies it", v.Rule)
 	}
 	b.mu.Lock()
@@ -537,7 +480,7 @@ func (b *Broker) argsChanged(sessionID string, update json.RawMessage) {
 			merged.Kind = u.Kind
 		}
 		if err := differ(&d.snap, merged); err != nil {
-			b.close(d, StatusCancelled, ReasonStale, "stale: "+err.Error())
+			b.close(d, store.StatusCancelled, store.ReasonStale, "stale: "+err.Error())
 		}
 	}
 }

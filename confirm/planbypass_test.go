@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/gate"
 	"testing"
 
-	"github.com/acpmux/acpmux/classify"
 	"github.com/acpmux/acpmux/confirm"
 )
 
@@ -158,7 +158,7 @@ func TestPlanModeEditWithReadOnlyCommandIsBlocked(t *testing.T) {
 				ide := newHost("ide")
 				p := `{"sessionId":"s","toolCall":{"toolCallId":"e1",` + c.toolCall + `},"options":[{"optionId":"allow-once","name":"Yes","kind":"allow_once"},{"optionId":"reject-once","name":"No","kind":"reject_once"}]}`
 				r := await(t, ask(b, confirm.Request{SessionID: "s", AgentKey: "e", Params: json.RawMessage(p), Cwd: "/work"}, ide))
-				if opt, msg := outcome(t, r.result); opt != "reject-once" || msg != classify.EditBlockMessage {
+				if opt, msg := outcome(t, r.result); opt != "reject-once" || msg != gate.EditBlockMessage {
 					t.Errorf("agent got %s %q, want reject-once with the edit-block message", opt, msg)
 				}
 				select {
@@ -166,8 +166,8 @@ func TestPlanModeEditWithReadOnlyCommandIsBlocked(t *testing.T) {
 					t.Errorf("a host was asked: %s", d.Snapshot().Title)
 				default:
 				}
-				if it := planItem(t, b, "s", confirm.DecisionID("s", "e")); it.DecidedBy != confirm.BuiltinPlanBlock || it.Route != confirm.RoutePlanBlock {
-					t.Errorf("audit row decidedBy %q route %q, want %s %s", it.DecidedBy, it.Route, confirm.BuiltinPlanBlock, confirm.RoutePlanBlock)
+				if it := planItem(t, b, "s", confirm.DecisionID("s", "e")); it.DecidedBy != gate.BuiltinPlanBlock || it.Route != gate.RoutePlanBlock {
+					t.Errorf("audit row decidedBy %q route %q, want %s %s", it.DecidedBy, it.Route, gate.BuiltinPlanBlock, gate.RoutePlanBlock)
 				}
 			})
 		}
@@ -191,7 +191,7 @@ func TestPlanModeRefusesDivergentCommands(t *testing.T) {
 			ide := newHost("ide")
 			ch := ask(b, toolReq("s", fmt.Sprint("k", i), "execute", cmd), ide)
 			opt, msg := outcome(t, await(t, ch).result)
-			if opt != "reject-once" || msg != classify.DivergeBlockMessage {
+			if opt != "reject-once" || msg != gate.DivergeBlockMessage {
 				t.Errorf("policy %q, %q: got %s %q, want reject-once with the divergence message", policy, cmd, opt, msg)
 			}
 			if len(ide.presented) > 0 {

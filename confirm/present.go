@@ -1,6 +1,9 @@
 package confirm
 
-import "context"
+import (
+	"context"
+	"github.com/acpmux/acpmux/confirm/store"
+)
 
 // presentAll presents d to every presenter of ps that does not hold a copy
 // yet. All of them are registered as presenting first, so that an early
@@ -41,17 +44,17 @@ func (b *Broker) presentOne(d *Decision, h *hostState) {
 	now := b.now().UTC()
 	d.mu.Lock()
 	h.presenting = false
-	var evs []Event
+	var evs []store.Event
 	withdraw := false
 	if err != nil {
 		h.abstained = true
-		evs = append(evs, d.addEvent(now, EventAbstained, id, "present failed: "+err.Error()))
+		evs = append(evs, d.addEvent(now, store.EventAbstained, id, "present failed: "+err.Error()))
 	} else {
 		h.presented = true
-		evs = append(evs, d.addEvent(now, EventPresented, id, ""))
+		evs = append(evs, d.addEvent(now, store.EventPresented, id, ""))
 		if d.status.Closed() && id != d.res.By && !h.withdrawn {
 			h.withdrawn, withdraw = true, true
-			evs = append(evs, d.addEvent(now, EventWithdrawn, id, ""))
+			evs = append(evs, d.addEvent(now, store.EventWithdrawn, id, ""))
 		}
 	}
 	res := d.res
@@ -69,7 +72,7 @@ func (b *Broker) checkEligible(d *Decision) {
 	none := !d.status.Closed() && !d.claiming && !d.eligible()
 	d.mu.Unlock()
 	if none {
-		b.close(d, StatusCancelled, ReasonNoEligibleHost, "")
+		b.close(d, store.StatusCancelled, store.ReasonNoEligibleHost, "")
 	}
 }
 
@@ -104,7 +107,7 @@ func (b *Broker) abstain(d *Decision, hostID, reason string) {
 		return // nothing left to abstain from
 	}
 	h.abstained = true
-	ev := d.addEvent(b.now().UTC(), EventAbstained, hostID, reason)
+	ev := d.addEvent(b.now().UTC(), store.EventAbstained, hostID, reason)
 	d.mu.Unlock()
 	b.persist(d, ev)
 	b.checkEligible(d)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/store"
+	"github.com/acpmux/acpmux/confirm/store/sqlite"
 )
 
 // Two hosts answer the same decision at the same instant, differently: the
@@ -20,11 +22,11 @@ func TestTwoAnswersSameInstant(t *testing.T) {
 	if testing.Short() {
 		trials = 100
 	}
-	for _, store := range []string{"memory-sqlite", "file-sqlite"} {
-		t.Run(store, func(t *testing.T) {
+	for _, kind := range []string{"memory-sqlite", "file-sqlite"} {
+		t.Run(kind, func(t *testing.T) {
 			n := trials
-			var s *confirm.SQLiteStore
-			if store == "file-sqlite" {
+			var s *sqlite.Store
+			if kind == "file-sqlite" {
 				s, n = fileStore(t), trials/5
 			} else {
 				s = memStore(t)
@@ -93,7 +95,7 @@ func raceOnce(t *testing.T, b *confirm.Broker, i int) string {
 // An answer racing the timeout: exactly one of answered and timed_out wins.
 func TestAnswerRacesTimeout(t *testing.T) {
 	b := newBroker(t, confirm.Options{Store: memStore(t)})
-	outcomes := map[confirm.Status]int{}
+	outcomes := map[store.Status]int{}
 	for i := range 200 {
 		api := newHost("http")
 		r := req("s", fmt.Sprint("k", i))
@@ -115,12 +117,12 @@ func TestAnswerRacesTimeout(t *testing.T) {
 		st := v.Status
 		outcomes[st]++
 		switch st {
-		case confirm.StatusAnswered:
+		case store.StatusAnswered:
 			if err != nil {
 				t.Fatalf("answered but Answer err %v", err)
 			}
 			jsonEq(t, res.result, selected("allow-once"))
-		case confirm.StatusTimedOut:
+		case store.StatusTimedOut:
 			if !errors.Is(err, confirm.ErrConflict) {
 				t.Fatalf("timed out but Answer err %v", err)
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/gate"
 	"strings"
 	"time"
 
@@ -203,13 +204,6 @@ func joinArgv(argv []string) string {
 	return strings.Join(q, " ")
 }
 
-// Warnings added for the command classes of Options.Classify.
-const (
-	WarningUnknownCommand = "acpmux could not determine whether this shell command is read-only; it may change files or system state."
-	WarningWriteCommand   = "This shell command can change files or system state."
-	WarningClassifyFailed = "acpmux could not classify this shell command; treat it as able to change files or system state."
-)
-
 // classify runs fn on command, turning a panic into the "unknown" class so
 // a classifier bug never yields a read-only verdict.
 func classify(fn func(string) Classification, command string) (c *Classification, warn string) {
@@ -218,7 +212,7 @@ func classify(fn func(string) Classification, command string) (c *Classification
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			c, warn = &Classification{Class: "unknown", Reasons: []string{fmt.Sprint("classifier panic: ", r)}}, WarningClassifyFailed
+			c, warn = &Classification{Class: "unknown", Reasons: []string{fmt.Sprint("classifier panic: ", r)}}, gate.WarningClassifyFailed
 		}
 	}()
 	cl := fn(command)
@@ -226,9 +220,9 @@ func classify(fn func(string) Classification, command string) (c *Classification
 	switch cl.Class {
 	case "read-only":
 	case "write":
-		warn = WarningWriteCommand
+		warn = gate.WarningWriteCommand
 	default:
-		warn = WarningUnknownCommand
+		warn = gate.WarningUnknownCommand
 	}
 	return c, warn
 }

@@ -2,6 +2,7 @@ package confirm
 
 import (
 	"encoding/json"
+	"github.com/acpmux/acpmux/confirm/store"
 
 	"github.com/acpmux/acpmux/acp"
 )
@@ -22,8 +23,8 @@ func rejectOption(opts []acp.PermissionOption) string {
 
 // outcomeFor returns the optionId the agent receives for a closed decision,
 // or "" for {"outcome":"cancelled"}.
-func outcomeFor(opts []acp.PermissionOption, status Status, reason string, ans *Answer) string {
-	if status == StatusAnswered && ans != nil && ans.OptionID != "" {
+func outcomeFor(opts []acp.PermissionOption, status store.Status, reason store.Reason, ans *Answer) string {
+	if status == store.StatusAnswered && ans != nil && ans.OptionID != "" {
 		return ans.OptionID
 	}
 	if turnEnded[reason] {

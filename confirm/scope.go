@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
+	"github.com/acpmux/acpmux/confirm/policy"
+	"github.com/acpmux/acpmux/confirm/store"
 
 	"github.com/acpmux/acpmux/acp"
 )
@@ -46,8 +47,7 @@ func (b *Broker) checkScope(d *Decision, a Answer) error {
 		return fmt.Errorf("%w: %w: an exact one-off plan-mode approval cannot be %s", ErrInvalidAnswer, ErrScopeRefused, a.Scope)
 	}
 	if a.Scope == ScopeAlways {
-		rs, ok := b.store.(GateStore)
-		if !ok || !rs.Durable() {
+		if b.store == nil || !b.store.Durable() {
 			return fmt.Errorf("%w: %w", ErrInvalidAnswer, ErrAlwaysUnavailable)
 		}
 	}
@@ -73,7 +73,7 @@ func scopeOf(result json.RawMessage) (string, error) {
 
 // rememberKey is the key of SESSION and ALWAYS verdicts: agent, tool kind,
 // and the command, or the title when there is no command.
-func rememberKey(it Item) string {
+func rememberKey(it policy.Item) string {
 	target := it.Command
 	if target == "" {
 		// No command: the title and the whole input (arguments, diff,
@@ -84,29 +84,16 @@ func rememberKey(it Item) string {
 	return it.Agent + "\x00" + it.Kind + "\x00" + target
 }
 
-// StoredRule is a remembered ALWAYS verdict, kept in the store's
-// always_rules table.
-type StoredRule struct {
-	Key        string    `json:"key"`
-	Agent      string    `json:"agent"`
-	Kind       string    `json:"kind"`
-	Target     string    `json:"target"`   // command or title
-	Decision   string    `json:"decision"` // allow or deny
-	DecisionID string    `json:"decisionId"`
-	By         string    `json:"by"` // host id
-	CreatedAt  time.Time `json:"createdAt"`
-}
-
 // remember applies the scope of the winning answer of d: SESSION in
 // memory, ALWAYS in the store and then in memory.
 func (b *Broker) remember(d *Decision, a *Answer, by string) {
 	if a == nil || (a.Scope != ScopeSession && a.Scope != ScopeAlways) || d.snap.Gate == nil {
 		return
 	}
-	verdict := DecisionDeny
+	verdict := policy.DecisionDeny
 	for _, o := range d.snap.Options {
 		if o.OptionID == a.OptionID && mayApprove(o) {
-			verdict = DecisionAllow
+			verdict = policy.DecisionAllow
 		}
 	}
 	key := d.snap.Gate.Key
@@ -121,10 +108,10 @@ func (b *Broker) remember(d *Decision, a *Answer, by string) {
 	if target == "" {
 		target = it.Title
 	}
-	r := StoredRule{Key: key, Agent: it.Agent, Kind: it.Kind, Target: target, Decision: verdict,
+	r := store.Rule{Key: key, Agent: it.Agent, Kind: it.Kind, Target: target, Decision: verdict,
 		DecisionID: d.id, By: by, CreatedAt: b.now().UTC()}
-	if rs, ok := b.store.(GateStore); ok {
-		if err := rs.InsertRule(context.Background(), r); err != nil {
+	if b.store != nil {
+		if err := b.store.InsertRule(context.Background(), r); err != nil {
 			b.log.Error("confirm: cannot store ALWAYS verdict", "decision", d.id, "err", err)
 			return
 		}
@@ -140,11 +127,10 @@ func (b *Broker) loadAlways() {
 	loaded := b.g.loaded
 	b.g.loaded = true
 	b.g.mu.Unlock()
-	rs, ok := b.store.(GateStore)
-	if loaded || !ok {
+	if loaded || b.store == nil {
 		return
 	}
-	rules, err := rs.Rules(context.Background())
+	rules, err := b.store.Rules(context.Background())
 	if err != nil {
 		b.log.Warn("confirm: cannot read stored ALWAYS verdicts", "err", err)
 		return

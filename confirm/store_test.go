@@ -2,33 +2,20 @@ package confirm_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/store"
+	"github.com/acpmux/acpmux/confirm/store/sqlite"
 )
-
-func TestDefaultStatePath(t *testing.T) {
-	t.Setenv("XDG_STATE_HOME", "/x/state")
-	if p, _ := confirm.DefaultStatePath(); p != "/x/state/acpmux/state.db" {
-		t.Fatalf("got %s", p)
-	}
-	t.Setenv("XDG_STATE_HOME", "relative")
-	t.Setenv("HOME", "/home/u")
-	if p, _ := confirm.DefaultStatePath(); p != "/home/u/.local/state/acpmux/state.db" {
-		t.Fatalf("got %s", p)
-	}
-}
 
 func TestStorePersistsDecision(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "state.db")
-	s, err := confirm.OpenStore(path)
+	s, err := sqlite.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +33,7 @@ func TestStorePersistsDecision(t *testing.T) {
 	mem := d.View()
 	s.Close()
 
-	s2, err := confirm.OpenStore(path)
+	s2, err := sqlite.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,9 +45,9 @@ func TestStorePersistsDecision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Status != confirm.StatusAnswered || rec.Answer.OptionID != "allow-once" || rec.ResolvedBy != "http" ||
-		rec.DeliveredAt.IsZero() || string(rec.Snapshot.Request) != string(d.Params()) ||
-		rec.Snapshot.DisplayedTextSHA256 != d.Snapshot().DisplayedTextSHA256 {
+	if rec.Status != store.StatusAnswered || rec.Answer.OptionID != "allow-once" || rec.ResolvedBy != "http" ||
+		rec.DeliveredAt.IsZero() || string(rec.Request) != string(d.Params()) ||
+		storedSnapshot(t, rec).DisplayedTextSHA256 != d.Snapshot().DisplayedTextSHA256 {
 		t.Fatalf("record %+v", rec)
 	}
 	if len(rec.Events) != len(mem.Events) {
@@ -75,7 +62,7 @@ func TestStorePersistsDecision(t *testing.T) {
 	// A new broker on the reopened store shows and refuses the old decision.
 	b2 := newBroker(t, confirm.Options{Store: s2})
 	v, err := b2.Decision(context.Background(), "s", d.ID())
-	if err != nil || v.Status != confirm.StatusAnswered || len(v.Events) == 0 {
+	if err != nil || v.Status != store.StatusAnswered || len(v.Events) == 0 {
 		t.Fatalf("view %+v err %v", v, err)
 	}
 	if _, deduped, err := b2.Answer(context.Background(), "s", d.ID(), "http", confirm.Answer{OptionID: "allow-once"}); err != nil || !deduped {
@@ -93,11 +80,11 @@ func TestStorePersistsDecision(t *testing.T) {
 	}
 }
 
-// A process dies with a decision open: the next OpenStore cancels it with
+// A process dies with a decision open: the next sqlite.Open cancels it with
 // reason bridge_restart, and its late answer is refused.
 func TestRestartCancelsLeftOpen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
-	s, err := confirm.OpenStore(path)
+	s, err := sqlite.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +94,7 @@ func TestRestartCancelsLeftOpen(t *testing.T) {
 	d := ide.wait(t)
 
 	// A second live store on the same file (another acpmux) leaves it alone.
-	other, err := confirm.OpenStore(path)
+	other, err := sqlite.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +104,7 @@ func TestRestartCancelsLeftOpen(t *testing.T) {
 	other.Close()
 
 	s.Close() // the "crash": the first process's store goes away with the row open
-	s2, err := confirm.OpenStore(path)
+	s2, err := sqlite.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,8 +117,8 @@ func TestRestartCancelsLeftOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := rec.Events[len(rec.Events)-1]
-	if rec.Status != confirm.StatusCancelled || rec.Reason != confirm.ReasonBridgeRestart ||
-		last.Type != confirm.EventCancelled || last.Detail != confirm.ReasonBridgeRestart {
+	if rec.Status != store.StatusCancelled || rec.Reason != store.ReasonBridgeRestart ||
+		last.Type != store.EventCancelled || last.Detail != string(store.ReasonBridgeRestart) {
 		t.Fatalf("record %s %s, last event %+v", rec.Status, rec.Reason, last)
 	}
 	b2 := newBroker(t, confirm.Options{Store: s2})
@@ -143,76 +130,12 @@ func TestRestartCancelsLeftOpen(t *testing.T) {
 	jsonEq(t, await(t, ch).result, cancelledResult)
 }
 
-func TestRestartCancelsRowOfDeadProcess(t *testing.T) {
-	cmd := exec.Command("true")
-	if err := cmd.Run(); err != nil {
-		t.Skip("no true(1):", err)
+// storedSnapshot decodes the snapshot the broker stored with rec.
+func storedSnapshot(t *testing.T, rec store.Record) confirm.Snapshot {
+	t.Helper()
+	var snap confirm.Snapshot
+	if err := json.Unmarshal(rec.Snapshot, &snap); err != nil {
+		t.Fatalf("stored snapshot %s: %v", rec.Snapshot, err)
 	}
-	path := filepath.Join(t.TempDir(), "state.db")
-	s, err := confirm.OpenStore(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	host, _ := os.Hostname()
-	host = strings.ReplaceAll(host, "/", "_")
-	confirm.ForgeOwnerForTest(s, host+"/"+strconv.Itoa(cmd.Process.Pid)+"/deadbeef")
-	now := time.Now()
-	rec := confirm.Record{ID: "d1", Snapshot: confirm.Snapshot{SessionID: "s", AgentKey: "k", Request: []byte(`{}`)},
-		Status: confirm.StatusOpen, CreatedAt: now, Deadline: now.Add(time.Hour),
-		Events: []confirm.Event{{Seq: 1, At: now, Type: confirm.EventOpened}}}
-	if _, created, err := s.Insert(context.Background(), rec); err != nil || !created {
-		t.Fatalf("insert: %v %v", created, err)
-	}
-	s.Close()
-	liveOther, err := confirm.OpenStore(path) // stays open: must not matter
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer liveOther.Close()
-	if liveOther.Recovered() != 1 {
-		t.Fatalf("recovered %d, want 1 (owner process exited)", liveOther.Recovered())
-	}
-}
-
-func TestStoreClaimOnce(t *testing.T) {
-	s := fileStore(t)
-	now := time.Now()
-	rec := confirm.Record{ID: "d1", Snapshot: confirm.Snapshot{SessionID: "s", AgentKey: "k", Request: []byte(`{"a":1}`)},
-		Status: confirm.StatusOpen, CreatedAt: now, Deadline: now.Add(time.Minute),
-		Events: []confirm.Event{{Seq: 1, At: now, Type: confirm.EventOpened}}}
-	ctx := context.Background()
-	if _, created, err := s.Insert(ctx, rec); err != nil || !created {
-		t.Fatal(created, err)
-	}
-	if got, created, err := s.Insert(ctx, rec); err != nil || created || got.ID != "d1" {
-		t.Fatalf("second insert: %v %v", created, err)
-	}
-	results := make(chan bool, 50)
-	for i := range 50 {
-		go func() {
-			won, err := s.Claim(ctx, "d1", confirm.Transition{Status: confirm.StatusAnswered,
-				Answer: &confirm.Answer{OptionID: strconv.Itoa(i)}, By: "h" + strconv.Itoa(i), Reason: confirm.ReasonAnswered, At: time.Now(),
-				Event: confirm.Event{Seq: 2, At: time.Now(), Type: confirm.EventAnswered, Host: "h" + strconv.Itoa(i)}})
-			if err != nil {
-				t.Error(err)
-			}
-			results <- won
-		}()
-	}
-	wins := 0
-	for range 50 {
-		if <-results {
-			wins++
-		}
-	}
-	if wins != 1 {
-		t.Fatalf("%d claims won, want 1", wins)
-	}
-	got, _ := s.Get(ctx, "d1")
-	if got.Status != confirm.StatusAnswered || len(got.Events) != 2 || got.Events[1].Host != got.ResolvedBy {
-		t.Fatalf("record %+v", got)
-	}
-	if _, err := s.Get(ctx, "nope"); !errors.Is(err, confirm.ErrNotFound) {
-		t.Fatalf("get missing: %v", err)
-	}
+	return snap
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/store"
 )
 
 func TestTimeoutFailsClosed(t *testing.T) {
@@ -42,13 +43,13 @@ func TestTimeoutFailsClosed(t *testing.T) {
 				}
 				d := <-never.presented
 				v := d.View()
-				if v.Status != confirm.StatusTimedOut || v.Reason != confirm.ReasonTimeout || v.Deadline.Sub(v.CreatedAt) != want {
+				if v.Status != store.StatusTimedOut || v.Reason != store.ReasonTimeout || v.Deadline.Sub(v.CreatedAt) != want {
 					t.Fatalf("status %s reason %s deadline-created %v", v.Status, v.Reason, v.Deadline.Sub(v.CreatedAt))
 				}
 				if evs := eventTypes(v); count(evs, "timed_out") != 1 || count(evs, "withdrawn@never") != 1 {
 					t.Fatalf("journal %v", evs)
 				}
-				if w := never.withdrawals(); len(w) != 1 || w[0].Status != confirm.StatusTimedOut {
+				if w := never.withdrawals(); len(w) != 1 || w[0].Status != store.StatusTimedOut {
 					t.Fatalf("withdrawals %+v", w)
 				}
 			})

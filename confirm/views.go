@@ -2,6 +2,9 @@ package confirm
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"github.com/acpmux/acpmux/confirm/store"
 	"sort"
 	"time"
 
@@ -15,8 +18,8 @@ import (
 type View struct {
 	ID                  string                 `json:"id"`
 	SessionID           string                 `json:"sessionId"`
-	Status              Status                 `json:"status"`
-	Reason              string                 `json:"reason,omitempty"`
+	Status              store.Status           `json:"status"`
+	Reason              store.Reason           `json:"reason,omitempty"`
 	Title               string                 `json:"title"`
 	ToolCall            acp.ToolCallUpdate     `json:"toolCall"`
 	Command             string                 `json:"command,omitempty"`
@@ -35,7 +38,7 @@ type View struct {
 	RequestSHA256       string                 `json:"requestSha256"`
 	DisplayedText       string                 `json:"displayedText"`
 	DisplayedTextSHA256 string                 `json:"displayedTextSha256"`
-	Events              []Event                `json:"events"`
+	Events              []store.Event          `json:"events"`
 }
 
 // SessionView is one session in the HTTP API's session list.
@@ -57,14 +60,21 @@ func viewOf(id string, s Snapshot, created, deadline time.Time) View {
 		Classification: s.Classification, Warnings: s.Warnings, Options: s.Options, AllowFreeText: s.AllowFreeText,
 		CreatedAt: created, Deadline: deadline, Cwd: s.Cwd, ModeRevision: s.ModeRevision,
 		RequestSHA256: s.RequestSHA256, DisplayedText: s.DisplayedText, DisplayedTextSHA256: s.DisplayedTextSHA256,
-		Events: []Event{}}
+		Events: []store.Event{}}
 }
 
-// viewOfRecord builds the view of a stored decision.
-func viewOfRecord(r Record) View {
-	v := viewOf(r.ID, r.Snapshot, r.CreatedAt, r.Deadline)
+// viewOfRecord builds the view of a stored decision. The error says the
+// stored snapshot cannot be read.
+func viewOfRecord(r store.Record) (View, error) {
+	snap, err := snapshotOf(r)
+	if err != nil {
+		return View{}, err
+	}
+	v := viewOf(r.ID, snap, r.CreatedAt, r.Deadline)
 	v.Status = r.Status
-	v.Answer = r.Answer
+	if r.Answer != nil {
+		v.Answer = &Answer{OptionID: r.Answer.OptionID, Text: r.Answer.Text}
+	}
 	if r.Status.Closed() {
 		v.Reason, v.ResolvedBy = r.Reason, r.ResolvedBy
 		at := r.ClosedAt
@@ -74,7 +84,28 @@ func viewOfRecord(r Record) View {
 	if r.Events != nil {
 		v.Events = r.Events
 	}
-	return v
+	return v, nil
+}
+
+// snapshotOf decodes the snapshot of a stored decision.
+func snapshotOf(r store.Record) (Snapshot, error) {
+	var s Snapshot
+	if err := json.Unmarshal(r.Snapshot, &s); err != nil {
+		return s, fmt.Errorf("decision %s: snapshot: %w", r.ID, err)
+	}
+	s.Request = json.RawMessage(r.Request)
+	return s, nil
+}
+
+// recordOf is the store's form of the decision d opening with event opened.
+func recordOf(d *Decision, opened store.Event) (store.Record, error) {
+	snap, err := json.Marshal(d.snap)
+	if err != nil {
+		return store.Record{}, err
+	}
+	return store.Record{ID: d.id, SessionID: d.snap.SessionID, AgentKey: d.snap.AgentKey, Request: d.snap.Request,
+		Snapshot: snap, Status: store.StatusOpen, CreatedAt: d.created, Deadline: d.deadline,
+		Events: []store.Event{opened}}, nil
 }
 
 // Sessions returns the sessions this broker knows (from TrackSession, Ask,
@@ -127,9 +158,14 @@ func (b *Broker) Decisions(ctx context.Context, sessionID string) ([]View, error
 			return nil, err
 		}
 		for _, r := range recs {
-			if !seen[r.ID] {
-				out = append(out, viewOfRecord(r))
+			if seen[r.ID] {
+				continue
 			}
+			v, err := viewOfRecord(r)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
@@ -153,8 +189,8 @@ func (b *Broker) Decision(ctx context.Context, sessionID, decisionID string) (Vi
 	if err != nil {
 		return View{}, err
 	}
-	if r.Snapshot.SessionID != sessionID {
+	if r.SessionID != sessionID {
 		return View{}, ErrNotFound
 	}
-	return viewOfRecord(r), nil
+	return viewOfRecord(r)
 }

@@ -3,10 +3,10 @@ package streamjson_test
 import (
 	"encoding/json"
 	"errors"
+	"github.com/acpmux/acpmux/confirm/gate"
 	"testing"
 
 	"github.com/acpmux/acpmux/acp"
-	"github.com/acpmux/acpmux/classify"
 	"github.com/acpmux/acpmux/streamjson"
 )
 
@@ -215,11 +215,11 @@ func TestCanUseToolShapeMatchesRealCLI(t *testing.T) {
 	}
 }
 
-// TestStaleApprovalMessageIsClassifys: the copy of the fixed message is
-// the classifier's (streamjson must not import classify).
-func TestStaleApprovalMessageIsClassifys(t *testing.T) {
-	if streamjson.StaleApprovalMessage != classify.StaleApprovalMessage {
-		t.Errorf("StaleApprovalMessage %q differs from classify's %q", streamjson.StaleApprovalMessage, classify.StaleApprovalMessage)
+// TestStaleApprovalMessageIsTheGates: the copy of the fixed message is
+// the gate's (streamjson must not import confirm/gate).
+func TestStaleApprovalMessageIsTheGates(t *testing.T) {
+	if streamjson.StaleApprovalMessage != gate.StaleApprovalMessage {
+		t.Errorf("StaleApprovalMessage %q differs from the gate's %q", streamjson.StaleApprovalMessage, gate.StaleApprovalMessage)
 	}
 }
 

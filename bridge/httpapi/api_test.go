@@ -17,6 +17,7 @@ import (
 
 	"github.com/acpmux/acpmux/bridge/httpapi"
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/store/sqlite"
 )
 
 const token = "test-token-0123456789"
@@ -67,7 +68,7 @@ func call(t *testing.T, method, url, body string) (int, map[string]any) {
 
 func newBroker(t *testing.T) *confirm.Broker {
 	t.Helper()
-	s, err := confirm.OpenStore(confirm.MemoryPath)
+	s, err := sqlite.Open(sqlite.MemoryPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/acpmux/acpmux/acp"
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/store"
 )
 
 // Options configure the API handler.
@@ -142,9 +143,9 @@ func (s *server) listDecisions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sid := r.PathValue("sessionId")
-	status := confirm.Status(r.URL.Query().Get("status"))
+	status := store.Status(r.URL.Query().Get("status"))
 	switch status {
-	case "", confirm.StatusOpen, confirm.StatusAnswered, confirm.StatusTimedOut, confirm.StatusCancelled:
+	case "", store.StatusOpen, store.StatusAnswered, store.StatusTimedOut, store.StatusCancelled:
 	default:
 		writeError(w, http.StatusBadRequest, "invalid_status", "status must be open, answered, timed_out or cancelled")
 		return

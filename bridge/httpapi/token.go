@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/store/sqlite"
 )
 
 // LoadOrCreateToken returns the API token kept in the file path (the
@@ -83,7 +83,7 @@ func writeToken(path string) (string, error) {
 // default store, $XDG_STATE_HOME/acpmux/token (or
 // ~/.local/state/acpmux/token).
 func DefaultTokenPath() (string, error) {
-	p, err := confirm.DefaultStatePath()
+	p, err := sqlite.DefaultPath()
 	if err != nil {
 		return "", err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/store/sqlite"
 )
 
 func init() {
@@ -53,24 +54,24 @@ func auditMain(args []string, s stdio) int {
 		return 2
 	}
 	if state == "" {
-		p, err := confirm.DefaultStatePath()
+		p, err := sqlite.DefaultPath()
 		if err != nil {
 			fmt.Fprintln(s.err, "acpmux audit:", err)
 			return 1
 		}
 		state = p
 	}
-	if _, err := os.Stat(state); err != nil && state != confirm.MemoryPath {
+	if _, err := os.Stat(state); err != nil && state != sqlite.MemoryPath {
 		fmt.Fprintln(s.err, "acpmux audit: no decision store:", err)
 		return 1
 	}
-	store, err := confirm.OpenStore(state)
+	st, err := sqlite.Open(state)
 	if err != nil {
 		fmt.Fprintln(s.err, "acpmux audit:", err)
 		return 1
 	}
-	defer store.Close()
-	items, err := store.PlanItems(context.Background(), session, limit)
+	defer st.Close()
+	items, err := confirm.StoredPlanItems(context.Background(), st, session, limit)
 	if err != nil {
 		fmt.Fprintln(s.err, "acpmux audit:", err)
 		return 1

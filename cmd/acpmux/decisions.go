@@ -15,6 +15,7 @@ import (
 
 	"github.com/acpmux/acpmux/bridge/httpapi"
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/store"
 )
 
 func init() {
@@ -117,8 +118,8 @@ func (f *decisionsFlags) check(pos []string) string {
 		if len(pos) != 1 {
 			return "list takes no arguments"
 		}
-		switch confirm.Status(f.status) {
-		case "", confirm.StatusOpen, confirm.StatusAnswered, confirm.StatusTimedOut, confirm.StatusCancelled:
+		switch store.Status(f.status) {
+		case "", store.StatusOpen, store.StatusAnswered, store.StatusTimedOut, store.StatusCancelled:
 		default:
 			return "--status must be open, answered, timed_out or cancelled"
 		}

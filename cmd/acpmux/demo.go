@@ -16,7 +16,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/acpmux/acpmux/bridge"
-	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/store/sqlite"
 )
 
 func init() {
@@ -76,7 +76,7 @@ func demoMain(args []string, s stdio) int {
 	ctx, received, stop := signalContext()
 	defer stop()
 	if f.state == "" {
-		f.state = confirm.MemoryPath // the demo leaves nothing behind unless asked
+		f.state = sqlite.MemoryPath // the demo leaves nothing behind unless asked
 	}
 	r, err := startRelay(&f, []string{exe, "__demo-agent"}, s.err, log)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/policy"
 )
 
 // gateFlags are the plan-mode gate, policy and circuit-breaker flags of
@@ -39,7 +40,7 @@ type gateConfig struct {
 	mode       confirm.Mode
 	lock       bool
 	policyPath string
-	policy     *confirm.Policy
+	policy     *policy.Policy
 	agent      string
 	breaker    confirm.Breaker
 }
@@ -60,7 +61,7 @@ func (f *gateFlags) load(argv []string) (*gateConfig, error) {
 		g.agent = filepath.Base(argv[0])
 	}
 	if f.policy != "" {
-		if g.policy, err = confirm.LoadPolicy(f.policy); err != nil {
+		if g.policy, err = policy.Load(f.policy); err != nil {
 			return nil, fmt.Errorf("--policy: %w", err)
 		}
 	}
@@ -112,7 +113,7 @@ func (g *gateConfig) reload(br *confirm.Broker, log *slog.Logger) {
 		log.Info("SIGHUP: no --policy file to reload")
 		return
 	}
-	p, err := confirm.LoadPolicy(g.policyPath)
+	p, err := policy.Load(g.policyPath)
 	if err != nil {
 		_, rev := br.Policy()
 		log.Error("SIGHUP: policy reload failed; keeping the old rules", "file", g.policyPath, "revision", rev, "err", err)

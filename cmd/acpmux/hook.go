@@ -5,13 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/gate"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/acpmux/acpmux/classify"
-	"github.com/acpmux/acpmux/confirm"
 )
 
 func init() {
@@ -136,7 +136,7 @@ func decideClaude(in claudeHookInput, plan, strict bool, projectDir string) *cla
 	switch in.ToolName {
 	case "ExitPlanMode":
 		if planMode {
-			return decide("ask", classify.ExitPlanModeMessage)
+			return decide("ask", gate.ExitPlanModeMessage)
 		}
 	case "Bash":
 		class, diverges := bashClass(in.ToolInput, movedAway(in.Cwd, projectDir))
@@ -144,18 +144,18 @@ func decideClaude(in claudeHookInput, plan, strict bool, projectDir string) *cla
 		case planMode:
 			// The gate's own plan-mode rows, without a policy: a block is
 			// Claude Code's deny, a one-off prompt its ask.
-			route, _, msg := confirm.PlanShell(class.String(), diverges, "")
+			route, _, msg := gate.PlanShell(class.String(), diverges, "")
 			switch route {
-			case confirm.RouteAllow:
+			case gate.RouteAllow:
 				return decide("allow", msg)
-			case confirm.RoutePlanBlock:
+			case gate.RoutePlanBlock:
 				return decide("deny", msg)
 			}
-			return decide("ask", classify.UnknownWarning)
+			return decide("ask", gate.UnknownWarning)
 		case strict && class == classify.Write:
-			return decide("ask", classify.StrictWriteMessage)
+			return decide("ask", gate.StrictWriteMessage)
 		case strict && class == classify.Unknown:
-			return decide("ask", classify.StrictUnknownMessage)
+			return decide("ask", gate.StrictUnknownMessage)
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"github.com/acpmux/acpmux/confirm/gate"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,8 +13,6 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/txtar"
-
-	"github.com/acpmux/acpmux/classify"
 )
 
 var updateHook = flag.Bool("update-hook", false, "rewrite want.json in testdata/hook/*.txtar")
@@ -107,16 +106,16 @@ func TestDecideClaude(t *testing.T) {
 		decision, why string // decision "" means no output
 		project       string // $CLAUDE_PROJECT_DIR
 	}{
-		{"plan read-only", bash("plan", "ls -la"), false, false, "allow", classify.ReadOnlyAllowMessage, ""},
-		{"plan write", bash("plan", "rm -rf x"), false, false, "deny", classify.WriteBlockMessage, ""},
-		{"plan unknown", bash("plan", "make"), false, false, "ask", classify.UnknownWarning, ""},
-		{"plan unparsable", bash("plan", "echo 'oops"), false, false, "ask", classify.UnknownWarning, ""},
-		{"plan comment ending in backslash", bash("plan", "ls # x \\\ntouch f"), false, false, "deny", classify.DivergeBlockMessage, ""},
-		{"plan heredoc joined delimiter", bash("plan", "cat <<EOF\nEO\\\nF\ntouch f\nEOF"), false, false, "deny", classify.DivergeBlockMessage, ""},
+		{"plan read-only", bash("plan", "ls -la"), false, false, "allow", gate.ReadOnlyAllowMessage, ""},
+		{"plan write", bash("plan", "rm -rf x"), false, false, "deny", gate.WriteBlockMessage, ""},
+		{"plan unknown", bash("plan", "make"), false, false, "ask", gate.UnknownWarning, ""},
+		{"plan unparsable", bash("plan", "echo 'oops"), false, false, "ask", gate.UnknownWarning, ""},
+		{"plan comment ending in backslash", bash("plan", "ls # x \\\ntouch f"), false, false, "deny", gate.DivergeBlockMessage, ""},
+		{"plan heredoc joined delimiter", bash("plan", "cat <<EOF\nEO\\\nF\ntouch f\nEOF"), false, false, "deny", gate.DivergeBlockMessage, ""},
 		{"default comment ending in backslash", bash("default", "ls # x \\\ntouch f"), false, false, "", "", ""},
-		{"plan missing command", claudeHookInput{PermissionMode: "plan", ToolName: "Bash", ToolInput: json.RawMessage(`{}`)}, false, false, "ask", classify.UnknownWarning, ""},
-		{"plan bad tool_input", claudeHookInput{PermissionMode: "plan", ToolName: "Bash", ToolInput: json.RawMessage(`"ls"`)}, false, false, "ask", classify.UnknownWarning, ""},
-		{"plan exit", claudeHookInput{PermissionMode: "plan", ToolName: "ExitPlanMode"}, false, false, "ask", classify.ExitPlanModeMessage, ""},
+		{"plan missing command", claudeHookInput{PermissionMode: "plan", ToolName: "Bash", ToolInput: json.RawMessage(`{}`)}, false, false, "ask", gate.UnknownWarning, ""},
+		{"plan bad tool_input", claudeHookInput{PermissionMode: "plan", ToolName: "Bash", ToolInput: json.RawMessage(`"ls"`)}, false, false, "ask", gate.UnknownWarning, ""},
+		{"plan exit", claudeHookInput{PermissionMode: "plan", ToolName: "ExitPlanMode"}, false, false, "ask", gate.ExitPlanModeMessage, ""},
 		{"plan other tool", claudeHookInput{PermissionMode: "plan", ToolName: "Write"}, false, false, "", "", ""},
 		// Edit tools carrying a read-only looking command are never
 		// allowed: only tool_name Bash is classified.
@@ -125,20 +124,20 @@ func TestDecideClaude(t *testing.T) {
 		{"plan MultiEdit with command", claudeHookInput{PermissionMode: "plan", ToolName: "MultiEdit", ToolInput: json.RawMessage(`{"command":"git status","file_path":"/p/a.go","edits":[]}`)}, false, false, "", "", ""},
 		{"plan NotebookEdit with command", claudeHookInput{PermissionMode: "plan", ToolName: "NotebookEdit", ToolInput: json.RawMessage(`{"command":"ls","notebook_path":"/p/a.ipynb","new_source":"x"}`)}, false, false, "", "", ""},
 		{"plan bash lower case", claudeHookInput{PermissionMode: "plan", ToolName: "bash", ToolInput: json.RawMessage(`{"command":"ls"}`)}, false, false, "", "", ""},
-		{"flag plan", bash("default", "git commit -m x"), true, false, "deny", classify.WriteBlockMessage, ""},
+		{"flag plan", bash("default", "git commit -m x"), true, false, "deny", gate.WriteBlockMessage, ""},
 		{"default write", bash("default", "rm -rf x"), false, false, "", "", ""},
 		{"default unknown", bash("default", "make"), false, false, "", "", ""},
 		{"default exit", claudeHookInput{PermissionMode: "default", ToolName: "ExitPlanMode"}, false, false, "", "", ""},
-		{"strict write", bash("default", "rm -rf x"), false, true, "ask", classify.StrictWriteMessage, ""},
-		{"strict unknown", bash("acceptEdits", "make"), false, true, "ask", classify.StrictUnknownMessage, ""},
+		{"strict write", bash("default", "rm -rf x"), false, true, "ask", gate.StrictWriteMessage, ""},
+		{"strict unknown", bash("acceptEdits", "make"), false, true, "ask", gate.StrictUnknownMessage, ""},
 		{"strict read-only", bash("default", "cat go.mod"), false, true, "", "", ""},
-		{"strict plan write", bash("plan", "rm x"), false, true, "deny", classify.WriteBlockMessage, ""},
+		{"strict plan write", bash("plan", "rm x"), false, true, "deny", gate.WriteBlockMessage, ""},
 		{"other event", claudeHookInput{HookEventName: "PostToolUse", PermissionMode: "plan", ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"ls"}`)}, false, false, "", "", ""},
-		{"background read-only", claudeHookInput{PermissionMode: "plan", ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"ls","run_in_background":true}`)}, false, false, "ask", classify.UnknownWarning, ""},
-		{"git in project", withCwd(bash("plan", "git status"), "/p/app/"), false, false, "allow", classify.ReadOnlyAllowMessage, "/p/app"},
-		{"git after cd", withCwd(bash("plan", "git status"), "/p/app/vendor/x"), false, false, "ask", classify.UnknownWarning, "/p/app"},
-		{"ls after cd", withCwd(bash("plan", "ls"), "/p/app/vendor/x"), false, false, "allow", classify.ReadOnlyAllowMessage, "/p/app"},
-		{"git, no project dir", withCwd(bash("plan", "git log"), "/elsewhere"), false, false, "allow", classify.ReadOnlyAllowMessage, ""},
+		{"background read-only", claudeHookInput{PermissionMode: "plan", ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"ls","run_in_background":true}`)}, false, false, "ask", gate.UnknownWarning, ""},
+		{"git in project", withCwd(bash("plan", "git status"), "/p/app/"), false, false, "allow", gate.ReadOnlyAllowMessage, "/p/app"},
+		{"git after cd", withCwd(bash("plan", "git status"), "/p/app/vendor/x"), false, false, "ask", gate.UnknownWarning, "/p/app"},
+		{"ls after cd", withCwd(bash("plan", "ls"), "/p/app/vendor/x"), false, false, "allow", gate.ReadOnlyAllowMessage, "/p/app"},
+		{"git, no project dir", withCwd(bash("plan", "git log"), "/elsewhere"), false, false, "allow", gate.ReadOnlyAllowMessage, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

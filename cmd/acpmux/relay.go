@@ -16,6 +16,8 @@ import (
 	"github.com/acpmux/acpmux/bridge/web"
 	"github.com/acpmux/acpmux/classify"
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/store"
+	"github.com/acpmux/acpmux/confirm/store/sqlite"
 )
 
 // relayFlags are the flags of "acpmux run" shared with "acpmux demo".
@@ -53,7 +55,7 @@ type relay struct {
 	bridge *bridge.Bridge
 	agent  *bridge.Agent
 	broker *confirm.Broker
-	store  *confirm.SQLiteStore
+	store  *sqlite.Store
 	server *http.Server
 	ln     net.Listener
 	gate   *gateConfig
@@ -105,36 +107,36 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 	}
 	statePath := f.state
 	if statePath == "" {
-		p, err := confirm.DefaultStatePath()
+		p, err := sqlite.DefaultPath()
 		if err != nil {
 			return nil, fmt.Errorf("--state: %w (or pass --state :memory:)", err)
 		}
 		statePath = p
 	}
-	store, err := confirm.OpenStore(statePath)
+	st, err := sqlite.Open(statePath)
 	if err != nil {
 		return nil, fmt.Errorf("open decision store %s: %w (choose another with --state, or --state :memory:)", statePath, err)
 	}
-	if n := store.Recovered(); n > 0 {
-		log.Info("cancelled decisions left open by a previous acpmux", "count", n, "reason", confirm.ReasonBridgeRestart)
+	if n := st.Recovered(); n > 0 {
+		log.Info("cancelled decisions left open by a previous acpmux", "count", n, "reason", store.ReasonBridgeRestart)
 	}
-	r := &relay{log: log, stderr: stderr, store: store, gate: gate}
+	r := &relay{log: log, stderr: stderr, store: st, gate: gate}
 	broker, err := confirm.NewBroker(gate.apply(confirm.Options{
-		Store:          store,
+		Store:          st,
 		DefaultTimeout: f.decisionTimeout,
 		MaxOpen:        f.maxOpen,
 		Logger:         log,
 		Classify:       classifyCommand,
 	}))
 	if err != nil {
-		store.Close()
+		st.Close()
 		return nil, err
 	}
 	r.broker = broker
 	var extra []confirm.Presenter
 	if f.listen != "" {
 		if err := r.listen(f, broker); err != nil {
-			store.Close()
+			st.Close()
 			return nil, err
 		}
 		extra = append(extra, httpapi.Presenter{})
@@ -142,10 +144,10 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 	agent, err := bridge.StartAgent(bridge.AgentOptions{Argv: argv, Stderr: stderr, MaxLineBytes: f.maxLineBytes})
 	if err != nil {
 		r.closeServer()
-		store.Close()
+		st.Close()
 		return nil, err
 	}
-	log.Info("agent started", "argv", argv, "pid", agent.Pid(), "state", store.Path())
+	log.Info("agent started", "argv", argv, "pid", agent.Pid(), "state", st.Path())
 	r.agent = agent
 	r.bridge = bridge.New(agent, bridge.Options{
 		MaxLineBytes: f.maxLineBytes,

@@ -16,7 +16,8 @@ import (
 	"time"
 
 	"github.com/acpmux/acpmux/acp/acptest"
-	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/store"
+	"github.com/acpmux/acpmux/confirm/store/sqlite"
 )
 
 // runningRelay is "acpmux run --listen" started as a subprocess with the
@@ -176,19 +177,19 @@ func TestRestartCancelsOpenDecisions(t *testing.T) {
 	r.cmd.Process.Signal(syscall.SIGKILL)
 	r.cmd.Wait()
 
-	store, err := confirm.OpenStore(state)
+	st, err := sqlite.Open(state)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
-	if store.Recovered() != 1 {
-		t.Errorf("Recovered() = %d, want 1", store.Recovered())
+	defer st.Close()
+	if st.Recovered() != 1 {
+		t.Errorf("Recovered() = %d, want 1", st.Recovered())
 	}
-	rec, err := store.Get(context.Background(), did)
+	rec, err := st.Get(context.Background(), did)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Status != confirm.StatusCancelled || rec.Reason != confirm.ReasonBridgeRestart {
+	if rec.Status != store.StatusCancelled || rec.Reason != store.ReasonBridgeRestart {
 		t.Errorf("after restart: status %s reason %s, want cancelled bridge_restart", rec.Status, rec.Reason)
 	}
 }

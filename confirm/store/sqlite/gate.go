@@ -1,30 +1,12 @@
-package confirm
+package sqlite
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-)
 
-// GateStore is what the plan-mode gate needs of a durable store: audit rows
-// (plan items), ALWAYS verdicts and gate mode changes. SQLiteStore
-// implements it; a Store without it keeps plan items in memory and refuses
-// ALWAYS answers (ErrAlwaysUnavailable).
-type GateStore interface {
-	// Durable reports whether what is written survives the process (false
-	// for --state :memory:).
-	Durable() bool
-	// InsertPlanItem writes one audit row; rows are never updated.
-	InsertPlanItem(ctx context.Context, it PlanItem) error
-	// PlanItems returns up to limit rows of sessionID ("" for all), oldest first.
-	PlanItems(ctx context.Context, sessionID string, limit int) ([]PlanItem, error)
-	// InsertRule stores an ALWAYS verdict, replacing one with the same key.
-	InsertRule(ctx context.Context, r StoredRule) error
-	// Rules returns every stored ALWAYS verdict.
-	Rules(ctx context.Context) ([]StoredRule, error)
-	// InsertModeEvent journals one gate mode change.
-	InsertModeEvent(ctx context.Context, ev ModeEvent) error
-}
+	"github.com/acpmux/acpmux/confirm/store"
+)
 
 // migrationGate is schema version 2: plan items (immutable: triggers abort
 // any UPDATE or DELETE), ALWAYS verdicts and gate mode changes.
@@ -53,31 +35,27 @@ const migrationGate = `CREATE TABLE plan_items (
 		by          TEXT NOT NULL
 	);`
 
-// Durable implements GateStore.
-func (s *SQLiteStore) Durable() bool { return !s.memory }
+// Durable implements [store.Store].
+func (s *Store) Durable() bool { return !s.memory }
 
-// InsertPlanItem implements GateStore. A second row for the same decision
+// InsertPlanItem implements [store.Store]. A second row for the same decision
 // id is ignored: the first one stays.
-func (s *SQLiteStore) InsertPlanItem(ctx context.Context, it PlanItem) error {
-	b, err := json.Marshal(it)
-	if err != nil {
-		return err
-	}
+func (s *Store) InsertPlanItem(ctx context.Context, it store.PlanItem) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	_, err = s.w.ExecContext(ctx, `INSERT INTO plan_items (id, session_id, decided_at, item) VALUES (?, ?, ?, ?)
-		ON CONFLICT (id) DO NOTHING`, it.ID, it.SessionID, nanos(it.DecidedAt), string(b))
+	_, err := s.w.ExecContext(ctx, `INSERT INTO plan_items (id, session_id, decided_at, item) VALUES (?, ?, ?, ?)
+		ON CONFLICT (id) DO NOTHING`, it.ID, it.SessionID, nanos(it.DecidedAt), string(it.Item))
 	if err != nil {
 		return fmt.Errorf("store plan item: %w", err)
 	}
 	return nil
 }
 
-// PlanItems implements GateStore.
-func (s *SQLiteStore) PlanItems(ctx context.Context, sessionID string, limit int) ([]PlanItem, error) {
-	out := []PlanItem{}
+// PlanItems implements [store.Store].
+func (s *Store) PlanItems(ctx context.Context, sessionID string, limit int) ([]store.PlanItem, error) {
+	out := []store.PlanItem{}
 	err := s.read(func(q querier) error {
-		rows, err := q.QueryContext(ctx, `SELECT item FROM (SELECT item, decided_at, rowid FROM plan_items
+		rows, err := q.QueryContext(ctx, `SELECT id, session_id, decided_at, item FROM (SELECT id, session_id, item, decided_at, rowid FROM plan_items
 			WHERE ? = '' OR session_id = ? ORDER BY decided_at DESC, rowid DESC LIMIT ?) ORDER BY decided_at, rowid`,
 			sessionID, sessionID, limit)
 		if err != nil {
@@ -85,14 +63,13 @@ func (s *SQLiteStore) PlanItems(ctx context.Context, sessionID string, limit int
 		}
 		defer rows.Close()
 		for rows.Next() {
+			var it store.PlanItem
+			var at int64
 			var raw string
-			var it PlanItem
-			if err := rows.Scan(&raw); err != nil {
+			if err := rows.Scan(&it.ID, &it.SessionID, &at, &raw); err != nil {
 				return err
 			}
-			if err := json.Unmarshal([]byte(raw), &it); err != nil {
-				return err
-			}
+			it.DecidedAt, it.Item = fromNanos(at), json.RawMessage(raw)
 			out = append(out, it)
 		}
 		return rows.Err()
@@ -103,8 +80,8 @@ func (s *SQLiteStore) PlanItems(ctx context.Context, sessionID string, limit int
 	return out, nil
 }
 
-// InsertRule implements GateStore.
-func (s *SQLiteStore) InsertRule(ctx context.Context, r StoredRule) error {
+// InsertRule implements [store.Store].
+func (s *Store) InsertRule(ctx context.Context, r store.Rule) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -113,16 +90,16 @@ func (s *SQLiteStore) InsertRule(ctx context.Context, r StoredRule) error {
 	defer s.wmu.Unlock()
 	_, err = s.w.ExecContext(ctx, `INSERT INTO always_rules (key, decision, created_at, rule) VALUES (?, ?, ?, ?)
 		ON CONFLICT (key) DO UPDATE SET decision = excluded.decision, created_at = excluded.created_at, rule = excluded.rule`,
-		r.Key, r.Decision, nanos(r.CreatedAt), string(b))
+		r.Key, string(r.Decision), nanos(r.CreatedAt), string(b))
 	if err != nil {
 		return fmt.Errorf("store rule: %w", err)
 	}
 	return nil
 }
 
-// Rules implements GateStore.
-func (s *SQLiteStore) Rules(ctx context.Context) ([]StoredRule, error) {
-	var out []StoredRule
+// Rules implements [store.Store].
+func (s *Store) Rules(ctx context.Context) ([]store.Rule, error) {
+	var out []store.Rule
 	err := s.read(func(q querier) error {
 		rows, err := q.QueryContext(ctx, `SELECT rule FROM always_rules ORDER BY created_at`)
 		if err != nil {
@@ -131,7 +108,7 @@ func (s *SQLiteStore) Rules(ctx context.Context) ([]StoredRule, error) {
 		defer rows.Close()
 		for rows.Next() {
 			var raw string
-			var r StoredRule
+			var r store.Rule
 			if err := rows.Scan(&raw); err != nil {
 				return err
 			}
@@ -148,12 +125,12 @@ func (s *SQLiteStore) Rules(ctx context.Context) ([]StoredRule, error) {
 	return out, nil
 }
 
-// InsertModeEvent implements GateStore.
-func (s *SQLiteStore) InsertModeEvent(ctx context.Context, ev ModeEvent) error {
+// InsertModeEvent implements [store.Store].
+func (s *Store) InsertModeEvent(ctx context.Context, ev store.ModeEvent) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	_, err := s.w.ExecContext(ctx, `INSERT INTO mode_events (session_id, at, mode, revision, by) VALUES (?, ?, ?, ?, ?)`,
-		ev.SessionID, nanos(ev.At), string(ev.Mode), ev.Revision, ev.By)
+		ev.SessionID, nanos(ev.At), ev.Mode, ev.Revision, ev.By)
 	if err != nil {
 		return fmt.Errorf("store mode event: %w", err)
 	}

@@ -1,4 +1,4 @@
-package confirm
+package policy
 
 import (
 	"fmt"
@@ -7,11 +7,11 @@ import (
 	"os"
 )
 
-// MaxPolicyBytes is the largest policy file LoadPolicy reads: 1 MiB.
-const MaxPolicyBytes = 1 << 20
+// MaxFileBytes is the largest policy file Load reads: 1 MiB.
+const MaxFileBytes = 1 << 20
 
 // readPolicyFile returns the content of path, which must be a regular file
-// of at most MaxPolicyBytes. Nothing else is ever read, and nothing here
+// of at most MaxFileBytes. Nothing else is ever read, and nothing here
 // waits: the path is checked with stat before it is opened (so a device is
 // not even opened), opened with O_NONBLOCK (a FIFO with no writer would
 // otherwise block open until one appears, and with it the signals that
@@ -36,18 +36,18 @@ func readPolicyFile(path string) ([]byte, error) {
 	if err := checkPolicyFile(path, fi); err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxPolicyBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > MaxPolicyBytes {
-		return nil, fmt.Errorf("%s: larger than the limit of %d bytes (1 MiB)", path, MaxPolicyBytes)
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("%s: larger than the limit of %d bytes (1 MiB)", path, MaxFileBytes)
 	}
 	return data, nil
 }
 
 // checkPolicyFile refuses anything but a regular file of at most
-// MaxPolicyBytes.
+// MaxFileBytes.
 func checkPolicyFile(path string, fi fs.FileInfo) error {
 	m := fi.Mode()
 	if !m.IsRegular() {
@@ -64,8 +64,8 @@ func checkPolicyFile(path string, fi fs.FileInfo) error {
 		}
 		return fmt.Errorf("%s is %s: the policy must be a regular file", path, what)
 	}
-	if fi.Size() > MaxPolicyBytes {
-		return fmt.Errorf("%s: %d bytes, larger than the limit of %d bytes (1 MiB)", path, fi.Size(), MaxPolicyBytes)
+	if fi.Size() > MaxFileBytes {
+		return fmt.Errorf("%s: %d bytes, larger than the limit of %d bytes (1 MiB)", path, fi.Size(), MaxFileBytes)
 	}
 	return nil
 }

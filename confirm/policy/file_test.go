@@ -1,6 +1,6 @@
 //go:build unix
 
-package confirm_test
+package policy_test
 
 import (
 	"errors"
@@ -10,10 +10,10 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/policy"
 )
 
-// LoadPolicy reads only a regular file of at most 1 MiB: a FIFO (even one
+// Load reads only a regular file of at most 1 MiB: a FIFO (even one
 // nobody will ever write to), a directory, a device and a larger file are
 // errors that say what the path is, and none of them blocks.
 func TestLoadPolicyRefusesAnythingButASmallRegularFile(t *testing.T) {
@@ -23,11 +23,11 @@ func TestLoadPolicyRefusesAnythingButASmallRegularFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	big := filepath.Join(dir, "big.toml")
-	if err := os.WriteFile(big, []byte(strings.Repeat("#\n", confirm.MaxPolicyBytes/2+1)), 0o600); err != nil {
+	if err := os.WriteFile(big, []byte(strings.Repeat("#\n", policy.MaxFileBytes/2+1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	limit := filepath.Join(dir, "limit.toml")
-	if err := os.WriteFile(limit, []byte(strings.Repeat("#\n", confirm.MaxPolicyBytes/2)), 0o600); err != nil {
+	if err := os.WriteFile(limit, []byte(strings.Repeat("#\n", policy.MaxFileBytes/2)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -40,15 +40,15 @@ func TestLoadPolicyRefusesAnythingButASmallRegularFile(t *testing.T) {
 		{"exactly 1 MiB", limit, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := confirm.LoadPolicy(tc.path)
+			_, err := policy.Load(tc.path)
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("got %v, want no error", err)
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, confirm.ErrPolicy) {
-				t.Fatalf("got %v, want an ErrPolicy saying %q", err, tc.want)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, policy.ErrInvalid) {
+				t.Fatalf("got %v, want an ErrInvalid saying %q", err, tc.want)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package confirm
+package sqlite
 
 import (
 	"context"
@@ -12,58 +12,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/acpmux/acpmux/confirm/store"
 	_ "modernc.org/sqlite" // pure-Go SQLite driver "sqlite"; only this file imports it
 )
 
-// Store keeps decisions and their journals durably. The broker calls it
-// outside its locks; implementations must be safe for concurrent use.
-// Times are stored with nanosecond precision in UTC.
-type Store interface {
-	// Insert creates the row of rec (whose Events hold the "opened" event)
-	// unless a decision with rec.ID exists. It returns the stored record and
-	// whether it was created now; an existing record is returned unchanged.
-	Insert(ctx context.Context, rec Record) (Record, bool, error)
-	// Claim moves decision id from open to t.Status and appends t.Event, in
-	// one transaction (UPDATE ... WHERE status='open', rows affected checked).
-	// won is false when the row was not open (or does not exist).
-	Claim(ctx context.Context, id string, t Transition) (won bool, err error)
-	// Append adds ev to the journal of decision id; an event whose Seq is
-	// already stored is ignored. A "delivered" event also sets DeliveredAt.
-	Append(ctx context.Context, id string, ev Event) error
-	// Get returns decision id with its journal, or an error wrapping
-	// ErrNotFound.
-	Get(ctx context.Context, id string) (Record, error)
-	// List returns up to limit decisions of sessionID, oldest first, without
-	// their journals (Events nil).
-	List(ctx context.Context, sessionID string, limit int) ([]Record, error)
-}
-
-// Record is the stored form of a decision.
-type Record struct {
-	ID          string
-	Snapshot    Snapshot // Snapshot.Request holds the exact request bytes
-	Status      Status
-	CreatedAt   time.Time
-	Deadline    time.Time
-	Answer      *Answer // nil unless answered
-	ResolvedBy  string
-	Reason      string
-	ClosedAt    time.Time // zero while open
-	DeliveredAt time.Time // zero until the result was handed to the bridge
-	Events      []Event
-}
-
-// Transition is the one move of a decision out of the open status.
-type Transition struct {
-	Status Status
-	Answer *Answer
-	By     string // winning host id, "" when the broker closed it
-	Reason string
-	At     time.Time
-	Event  Event // the terminal journal event, written in the same transaction
-}
-
-// SQLiteStore is the Store on an SQLite database (modernc.org/sqlite, pure
+// Store is the [store.Store] on an SQLite database (modernc.org/sqlite, pure
 // Go). A file database runs in WAL mode with busy_timeout 5s and foreign
 // keys on; every transaction starts with BEGIN IMMEDIATE, so a claim never
 // fails with SQLITE_BUSY on a lock upgrade. Claims commit with
@@ -74,7 +27,7 @@ type Transition struct {
 // connection does all of this process's writes, so they never wait on each
 // other in SQLite; reads use other connections. Safe for concurrent use,
 // also by several processes sharing one file.
-type SQLiteStore struct {
+type Store struct {
 	db        *sql.DB
 	w         *sql.Conn  // the connection that writes; guarded by wmu
 	wmu       sync.Mutex // serialises this process's writes (and all access for MemoryPath)
@@ -84,11 +37,11 @@ type SQLiteStore struct {
 	recovered int
 }
 
-// DefaultStatePath returns the default store file:
+// DefaultPath returns the default store file:
 // $XDG_STATE_HOME/acpmux/state.db, or ~/.local/state/acpmux/state.db when
 // XDG_STATE_HOME is unset or not absolute (XDG Base Directory spec). It
 // fails only when the home directory is unknown.
-func DefaultStatePath() (string, error) {
+func DefaultPath() (string, error) {
 	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
 		return filepath.Join(d, "acpmux", "state.db"), nil
 	}
@@ -99,11 +52,11 @@ func DefaultStatePath() (string, error) {
 	return filepath.Join(home, ".local", "state", "acpmux", "state.db"), nil
 }
 
-// MemoryPath is the OpenStore path for a store that keeps nothing on disk:
+// MemoryPath is the [Open] path for a store that keeps nothing on disk:
 // an SQLite database in memory, lost when the process ends (--state :memory:).
 const MemoryPath = ":memory:"
 
-// OpenStore opens (creating it and its directory, mode 0700, if needed) the
+// Open opens (creating it and its directory, mode 0700, if needed) the
 // SQLite store at path, or an in-memory one for MemoryPath. It applies the
 // pending schema migrations (table schema_version), then cancels, with
 // reason bridge_restart, every decision a previous process left open: their
@@ -112,7 +65,7 @@ const MemoryPath = ":memory:"
 // pid is not running, or the same process but a store instance that was
 // closed; or when its deadline passed. Decisions of a live acpmux process
 // sharing the file are left alone. The caller must Close the store.
-func OpenStore(path string) (*SQLiteStore, error) {
+func Open(path string) (*Store, error) {
 	dsn, err := storeDSN(path)
 	if err != nil {
 		return nil, err
@@ -126,7 +79,7 @@ func OpenStore(path string) (*SQLiteStore, error) {
 	} else {
 		db.SetMaxOpenConns(4)
 	}
-	s := &SQLiteStore{db: db, path: path, owner: newOwner(), memory: path == MemoryPath}
+	s := &Store{db: db, path: path, owner: newOwner(), memory: path == MemoryPath}
 	if s.w, err = db.Conn(context.Background()); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -160,15 +113,15 @@ func storeDSN(path string) (string, error) {
 }
 
 // Path returns the path the store was opened with.
-func (s *SQLiteStore) Path() string { return s.path }
+func (s *Store) Path() string { return s.path }
 
-// Recovered returns how many decisions OpenStore found open and cancelled
+// Recovered returns how many decisions Open found open and cancelled
 // with reason bridge_restart.
-func (s *SQLiteStore) Recovered() int { return s.recovered }
+func (s *Store) Recovered() int { return s.recovered }
 
 // Close closes the database. Decisions it left open are cancelled by the
-// next OpenStore of the same file.
-func (s *SQLiteStore) Close() error {
+// next Open of the same file.
+func (s *Store) Close() error {
 	liveOwners.remove(s.owner)
 	s.wmu.Lock()
 	s.w.Close()
@@ -210,7 +163,7 @@ var migrations = []string{
 	migrationGate, // store_gate.go
 }
 
-func (s *SQLiteStore) migrate() error {
+func (s *Store) migrate() error {
 	ctx := context.Background()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -227,7 +180,7 @@ func (s *SQLiteStore) migrate() error {
 
 // migrateOne applies the next pending migration in its own transaction and
 // reports whether the schema was already current.
-func (s *SQLiteStore) migrateOne(ctx context.Context) (bool, error) {
+func (s *Store) migrateOne(ctx context.Context) (bool, error) {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return false, err
@@ -257,7 +210,7 @@ func (s *SQLiteStore) migrateOne(ctx context.Context) (bool, error) {
 }
 
 // cancelLeftOpen closes every left-over open row with reason bridge_restart.
-func (s *SQLiteStore) cancelLeftOpen() (int, error) {
+func (s *Store) cancelLeftOpen() (int, error) {
 	ctx := context.Background()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -274,11 +227,11 @@ func (s *SQLiteStore) cancelLeftOpen() (int, error) {
 	for _, id := range ids {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO decision_events (decision_id, seq, at, type, detail)
 			VALUES (?, COALESCE((SELECT MAX(seq) FROM decision_events WHERE decision_id = ?), 0) + 1, ?, ?, ?)`,
-			id, id, now, EventCancelled, ReasonBridgeRestart); err != nil {
+			id, id, now, store.EventCancelled, store.ReasonBridgeRestart); err != nil {
 			return 0, fmt.Errorf("journal bridge_restart: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE decisions SET status = 'cancelled', reason = ?, closed_at = ?
-			WHERE id = ? AND status = 'open'`, ReasonBridgeRestart, now, id); err != nil {
+			WHERE id = ? AND status = 'open'`, store.ReasonBridgeRestart, now, id); err != nil {
 			return 0, fmt.Errorf("cancel left-open decision: %w", err)
 		}
 	}
@@ -307,11 +260,11 @@ func leftOpen(ctx context.Context, tx *sql.Tx, now int64) ([]string, error) {
 	return ids, rows.Err()
 }
 
-// Insert implements Store.
-func (s *SQLiteStore) Insert(ctx context.Context, rec Record) (Record, bool, error) {
+// Insert implements [store.Store].
+func (s *Store) Insert(ctx context.Context, rec store.Record) (store.Record, bool, error) {
 	created, err := s.insert(ctx, rec)
 	if err != nil {
-		return Record{}, false, fmt.Errorf("store insert: %w", err)
+		return store.Record{}, false, fmt.Errorf("store insert: %w", err)
 	}
 	if !created {
 		got, err := s.Get(ctx, rec.ID)
@@ -321,11 +274,7 @@ func (s *SQLiteStore) Insert(ctx context.Context, rec Record) (Record, bool, err
 }
 
 // insert writes rec and its events unless the id exists.
-func (s *SQLiteStore) insert(ctx context.Context, rec Record) (bool, error) {
-	snap, err := json.Marshal(rec.Snapshot)
-	if err != nil {
-		return false, err
-	}
+func (s *Store) insert(ctx context.Context, rec store.Record) (bool, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	tx, err := s.w.BeginTx(ctx, nil)
@@ -336,8 +285,8 @@ func (s *SQLiteStore) insert(ctx context.Context, rec Record) (bool, error) {
 	res, err := tx.ExecContext(ctx, `INSERT INTO decisions
 		(id, session_id, agent_key, owner, status, request, snapshot, created_at, deadline)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-		rec.ID, rec.Snapshot.SessionID, rec.Snapshot.AgentKey, s.owner, string(rec.Status),
-		[]byte(rec.Snapshot.Request), string(snap), nanos(rec.CreatedAt), nanos(rec.Deadline))
+		rec.ID, rec.SessionID, rec.AgentKey, s.owner, string(rec.Status),
+		rec.Request, string(rec.Snapshot), nanos(rec.CreatedAt), nanos(rec.Deadline))
 	if err != nil {
 		return false, err
 	}
@@ -352,9 +301,9 @@ func (s *SQLiteStore) insert(ctx context.Context, rec Record) (bool, error) {
 	return true, tx.Commit()
 }
 
-// Claim implements Store: one BEGIN IMMEDIATE transaction with the
+// Claim implements [store.Store]: one BEGIN IMMEDIATE transaction with the
 // conditional UPDATE and the journal event.
-func (s *SQLiteStore) Claim(ctx context.Context, id string, t Transition) (bool, error) {
+func (s *Store) Claim(ctx context.Context, id string, t store.Transition) (bool, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if _, err := s.w.ExecContext(ctx, `PRAGMA synchronous = FULL`); err != nil {
@@ -372,7 +321,7 @@ func (s *SQLiteStore) Claim(ctx context.Context, id string, t Transition) (bool,
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE decisions SET status = ?, answer_option = ?, answer_text = ?,
 		resolved_by = ?, reason = ?, closed_at = ? WHERE id = ? AND status = 'open'`,
-		string(t.Status), opt, text, t.By, t.Reason, nanos(t.At), id)
+		string(t.Status), opt, text, t.By, string(t.Reason), nanos(t.At), id)
 	if err != nil {
 		return false, fmt.Errorf("store claim: %w", err)
 	}
@@ -388,11 +337,11 @@ func (s *SQLiteStore) Claim(ctx context.Context, id string, t Transition) (bool,
 	return true, nil
 }
 
-// Append implements Store.
-func (s *SQLiteStore) Append(ctx context.Context, id string, ev Event) error {
+// Append implements [store.Store].
+func (s *Store) Append(ctx context.Context, id string, ev store.Event) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if ev.Type != EventDelivered {
+	if ev.Type != store.EventDelivered {
 		if err := insertEvent(ctx, s.w, id, ev); err != nil {
 			return fmt.Errorf("store append: %w", err)
 		}
@@ -417,38 +366,38 @@ type execer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
-func insertEvent(ctx context.Context, x execer, id string, ev Event) error {
+func insertEvent(ctx context.Context, x execer, id string, ev store.Event) error {
 	_, err := x.ExecContext(ctx, `INSERT INTO decision_events (decision_id, seq, at, type, host, detail)
-		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, id, ev.Seq, nanos(ev.At), ev.Type, ev.Host, ev.Detail)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, id, ev.Seq, nanos(ev.At), string(ev.Type), ev.Host, ev.Detail)
 	return err
 }
 
-const recordColumns = `id, status, request, snapshot, created_at, deadline, answer_option, answer_text,
+const recordColumns = `id, session_id, agent_key, status, request, snapshot, created_at, deadline, answer_option, answer_text,
 	resolved_by, reason, closed_at, delivered_at`
 
 type scanner interface{ Scan(dest ...any) error }
 
-func scanRecord(sc scanner) (Record, error) {
+func scanRecord(sc scanner) (store.Record, error) {
 	var (
-		r                 Record
-		status, snap      string
-		req               []byte
-		created, deadline int64
-		opt, text         sql.NullString
-		closed, delivered sql.NullInt64
+		r                   store.Record
+		status, reason      string
+		sessionID, agentKey string
+		snap                string
+		req                 []byte
+		created, deadline   int64
+		opt, text           sql.NullString
+		closed, delivered   sql.NullInt64
 	)
-	if err := sc.Scan(&r.ID, &status, &req, &snap, &created, &deadline, &opt, &text,
-		&r.ResolvedBy, &r.Reason, &closed, &delivered); err != nil {
+	if err := sc.Scan(&r.ID, &sessionID, &agentKey, &status, &req, &snap, &created, &deadline, &opt, &text,
+		&r.ResolvedBy, &reason, &closed, &delivered); err != nil {
 		return r, err
 	}
-	if err := json.Unmarshal([]byte(snap), &r.Snapshot); err != nil {
-		return r, fmt.Errorf("decision %s: snapshot: %w", r.ID, err)
-	}
-	r.Snapshot.Request = req
-	r.Status = Status(status)
+	r.SessionID, r.AgentKey = sessionID, agentKey
+	r.Snapshot, r.Request = json.RawMessage(snap), req
+	r.Status, r.Reason = store.Status(status), store.Reason(reason)
 	r.CreatedAt, r.Deadline = fromNanos(created), fromNanos(deadline)
 	if opt.Valid || text.Valid {
-		r.Answer = &Answer{OptionID: opt.String, Text: text.String}
+		r.Answer = &store.Answer{OptionID: opt.String, Text: text.String}
 	}
 	if closed.Valid {
 		r.ClosedAt = fromNanos(closed.Int64)
@@ -467,7 +416,7 @@ type querier interface {
 
 // read runs fn on the reading connections, or on the one connection of an
 // in-memory store.
-func (s *SQLiteStore) read(fn func(q querier) error) error {
+func (s *Store) read(fn func(q querier) error) error {
 	if s.memory {
 		s.wmu.Lock()
 		defer s.wmu.Unlock()
@@ -476,9 +425,9 @@ func (s *SQLiteStore) read(fn func(q querier) error) error {
 	return fn(s.db)
 }
 
-// Get implements Store.
-func (s *SQLiteStore) Get(ctx context.Context, id string) (Record, error) {
-	var r Record
+// Get implements [store.Store].
+func (s *Store) Get(ctx context.Context, id string) (store.Record, error) {
+	var r store.Record
 	err := s.read(func(q querier) (err error) {
 		r, err = getRecord(ctx, q, id)
 		return err
@@ -486,11 +435,11 @@ func (s *SQLiteStore) Get(ctx context.Context, id string) (Record, error) {
 	return r, err
 }
 
-func getRecord(ctx context.Context, q querier, id string) (Record, error) {
+func getRecord(ctx context.Context, q querier, id string) (store.Record, error) {
 	row := q.QueryRowContext(ctx, `SELECT `+recordColumns+` FROM decisions WHERE id = ?`, id)
 	r, err := scanRecord(row)
 	if errors.Is(err, sql.ErrNoRows) {
-		return r, fmt.Errorf("%w: %s", ErrNotFound, id)
+		return r, fmt.Errorf("%w: %s", store.ErrNotFound, id)
 	}
 	if err != nil {
 		return r, fmt.Errorf("store get: %w", err)
@@ -502,20 +451,21 @@ func getRecord(ctx context.Context, q querier, id string) (Record, error) {
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var ev Event
+		var ev store.Event
 		var at int64
-		if err := rows.Scan(&ev.Seq, &at, &ev.Type, &ev.Host, &ev.Detail); err != nil {
+		var typ string
+		if err := rows.Scan(&ev.Seq, &at, &typ, &ev.Host, &ev.Detail); err != nil {
 			return r, fmt.Errorf("store get: %w", err)
 		}
-		ev.At = fromNanos(at)
+		ev.At, ev.Type = fromNanos(at), store.EventType(typ)
 		r.Events = append(r.Events, ev)
 	}
 	return r, rows.Err()
 }
 
-// List implements Store.
-func (s *SQLiteStore) List(ctx context.Context, sessionID string, limit int) ([]Record, error) {
-	var out []Record
+// List implements [store.Store].
+func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]store.Record, error) {
+	var out []store.Record
 	err := s.read(func(q querier) (err error) {
 		out, err = listRecords(ctx, q, sessionID, limit)
 		return err
@@ -523,14 +473,14 @@ func (s *SQLiteStore) List(ctx context.Context, sessionID string, limit int) ([]
 	return out, err
 }
 
-func listRecords(ctx context.Context, q querier, sessionID string, limit int) ([]Record, error) {
+func listRecords(ctx context.Context, q querier, sessionID string, limit int) ([]store.Record, error) {
 	rows, err := q.QueryContext(ctx, `SELECT `+recordColumns+` FROM decisions
 		WHERE session_id = ? ORDER BY created_at DESC, id LIMIT ?`, sessionID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store list: %w", err)
 	}
 	defer rows.Close()
-	var out []Record
+	var out []store.Record
 	for rows.Next() {
 		r, err := scanRecord(rows)
 		if err != nil {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package confirm
+package policy
 
 import "syscall"
 

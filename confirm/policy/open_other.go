@@ -1,6 +1,6 @@
 //go:build !unix
 
-package confirm
+package policy
 
 // openNonblock is 0 where os.OpenFile has no O_NONBLOCK.
 const openNonblock = 0

@@ -1,4 +1,4 @@
-package confirm
+package sqlite
 
 import (
 	"crypto/rand"

@@ -1,5 +1,5 @@
-package confirm
+package sqlite
 
 // ForgeOwnerForTest sets the owner tag s writes on new rows, to simulate a
 // row of another process.
-func ForgeOwnerForTest(s *SQLiteStore, owner string) { s.owner = owner }
+func ForgeOwnerForTest(s *Store, owner string) { s.owner = owner }

@@ -1,4 +1,4 @@
-package confirm
+package sqlite
 
 import (
 	"os"
@@ -12,7 +12,7 @@ import (
 // names every table of the SQLite schema with its columns in order, and
 // no other table.
 func TestDocsListEveryStoreTable(t *testing.T) {
-	s, err := OpenStore(filepath.Join(t.TempDir(), "state.db"))
+	s, err := Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestDocsListEveryStoreTable(t *testing.T) {
 		tables = append(tables, name)
 	}
 	rows.Close()
-	data, err := os.ReadFile("../docs/decisions.md")
+	data, err := os.ReadFile("../../../docs/decisions.md")
 	if err != nil {
 		t.Fatal(err)
 	}

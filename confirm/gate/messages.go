@@ -1,4 +1,4 @@
-package classify
+package gate
 
 // Fixed messages for plan-mode routing of shell commands (known writes,
 // unavailable unknown approval surfaces and stale approvals use the fixed

@@ -1,4 +1,4 @@
-package classify
+package gate
 
 // Fixed messages of acpmux's plan-mode gate for tool calls that are not
 // shell commands, and of its policy and circuit breaker. Like the messages
@@ -30,3 +30,21 @@ const (
 	// request of that turn is denied.
 	BreakerMessage = "acpmux stopped this prompt turn after repeated denied tool calls. Do not retry the denied actions; wait for the user's next prompt."
 )
+
+// Warnings the broker adds to a prompt for the command classes of its
+// classifier (confirm.Options.Classify).
+const (
+	WarningUnknownCommand = "acpmux could not determine whether this shell command is read-only; it may change files or system state."
+	WarningWriteCommand   = "This shell command can change files or system state."
+	WarningClassifyFailed = "acpmux could not classify this shell command; treat it as able to change files or system state."
+)
+
+// Warning prefixes of the hidden-character warnings; the names of the
+// characters follow, separated by ", ".
+const (
+	WarningHiddenInCommand = "The shell command contains hidden characters (shown escaped): "
+	WarningHiddenInTitle   = "The title contains hidden characters (shown escaped): "
+)
+
+// BreakerNotice is the text hosts are told when the breaker cancels a turn.
+const BreakerNotice = "The prompt turn was cancelled; every further permission request of this turn is denied. The trip clears on the next prompt from a host."
