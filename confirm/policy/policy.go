@@ -114,6 +114,12 @@ func Parse(data []byte) (*Policy, error) {
 	var f struct {
 		Rule []Rule `toml:"rule"`
 	}
+	if depth, line := nesting(data); depth > MaxNesting {
+		// The TOML decoder takes time quadratic in the nesting of inline
+		// tables and arrays (a 600 KB file would not finish); a policy
+		// never needs more than a few levels.
+		return nil, fmt.Errorf("%w: line %d: arrays and inline tables nested %d deep, more than %d", ErrInvalid, line, depth, MaxNesting)
+	}
 	md, err := toml.Decode(string(data), &f)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
@@ -374,4 +380,47 @@ func glob(pattern, s string, path bool) bool {
 		return ok
 	}
 	return match(0, 0)
+}
+
+// MaxNesting is how deep arrays and inline tables may nest in a policy
+// file; deeper is malformed (a policy needs two or three levels).
+const MaxNesting = 16
+
+// nesting returns the deepest nesting of [ and { outside strings and
+// comments in a TOML document (table headers count one level) and the
+// line where it first exceeds MaxNesting (or the deepest line). It does
+// not validate.
+func nesting(data []byte) (depth, line int) {
+	cur, ln, quote, atLine := 0, 1, byte(0), 1
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case c == '\n':
+			ln++
+			if quote == '#' {
+				quote = 0
+			}
+		case quote == '#':
+		case quote != 0:
+			if c == '\\' && quote == '"' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '#':
+			quote = '#'
+		case c == '[' || c == '{':
+			if cur++; cur > depth {
+				depth, atLine = cur, ln
+				if depth > MaxNesting {
+					return depth, atLine
+				}
+			}
+		case c == ']' || c == '}':
+			cur--
+		}
+	}
+	return depth, atLine
 }

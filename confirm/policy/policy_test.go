@@ -166,3 +166,20 @@ func mustPolicy(t *testing.T, src string) *policy.Policy {
 	}
 	return p
 }
+
+// TestDeepNestingIsMalformedAtOnce: a policy file of deeply nested inline
+// tables (the TOML decoder takes quadratic time on them: 20,000 levels ran
+// for minutes) is refused before decoding, naming the line.
+func TestDeepNestingIsMalformedAtOnce(t *testing.T) {
+	d := 20000
+	src := "[[rule]]\nname = \"x\"\ndecision = \"deny\"\nx = " + strings.Repeat("{a=", d) + "1" + strings.Repeat("}", d) + "\n"
+	_, err := policy.Parse([]byte(src))
+	if err == nil || !strings.Contains(err.Error(), "line 4") || !strings.Contains(err.Error(), "nested") {
+		t.Fatalf("Parse = %v, want an error naming line 4 and the nesting", err)
+	}
+	// Ordinary rules with arrays and strings holding brackets still parse.
+	ok := "[[rule]]\nname = \"a\"\ndecision = \"ask\"\ncommand = [\"ls [x]\", \"cat {y}\"] # [[[\n"
+	if _, err := policy.Parse([]byte(ok)); err != nil {
+		t.Fatalf("Parse(ordinary rule) = %v", err)
+	}
+}
