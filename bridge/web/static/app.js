@@ -161,7 +161,8 @@ function onPermission(id, params) {
     b.addEventListener('click', () => {
       for (const x of buttons) x.disabled = true;
       send({ jsonrpc: '2.0', id, result: { outcome: { outcome: 'selected', optionId: o.optionId } } });
-      stateEl.textContent = 'Sent: ' + o.name + ' …';
+      stateEl.textContent = '';
+      visible(stateEl, 'Sent: ' + o.name + ' …');
     });
     buttons.push(b);
     opts.append(b);
