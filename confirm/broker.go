@@ -54,6 +54,15 @@ type Options struct {
 	// --max-open-decisions flag); a request beyond it fails closed without
 	// opening a decision. 0 means DefaultMaxOpen.
 	MaxOpen int
+	// AutoApprove answers, for runs nobody watches (acpmux run
+	// --auto-approve allow_once), every decision routed to ask with its
+	// offered allow_once option, journalled as answered by
+	// [AutoApproveHost]. Never an exact one-off prompt (plan mode: no human
+	// saw its warning; with no host it is refused with
+	// [gate.AutoApproveRefusedMessage]), and never when allow_once is not
+	// offered (an unoffered persistent choice never becomes a one-time
+	// one: the hosts are asked as usual).
+	AutoApprove bool
 	// KeepClosedPerSession is how many closed decisions per session stay in
 	// memory for views; older ones are read from the Store. 0 means 256.
 	KeepClosedPerSession int

@@ -332,12 +332,26 @@ func (b *Broker) decideByGate(d *Decision, hosts int) bool {
 		if hosts > 0 && firstAllowOnce(d.snap.Options) != "" {
 			return false
 		}
-		b.decide(d, transition{Status: store.StatusCancelled, Reason: store.ReasonNoEligibleHost}, gate.NoApprovalMessage)
+		t := transition{Status: store.StatusCancelled, Reason: store.ReasonNoEligibleHost}
+		if b.opts.AutoApprove {
+			t.By = AutoApproveHost // refusing: gateMessage says why
+		}
+		b.decide(d, t, gateMessage(&d.snap, t))
+	case gate.RouteAsk:
+		opt := firstAllowOnce(d.snap.Options)
+		if !b.opts.AutoApprove || opt == "" {
+			return false
+		}
+		b.decide(d, transition{Status: store.StatusAnswered, Answer: &Answer{OptionID: opt}, By: AutoApproveHost, Reason: store.ReasonAnswered}, "answered by --auto-approve allow_once: "+opt)
 	default:
 		return false
 	}
 	return true
 }
+
+// AutoApproveHost is who answers a decision for Options.AutoApprove, in
+// the journal and the API's resolvedBy.
+const AutoApproveHost = "acpmux:auto-approve"
 
 func msgOr(msg, alt string) string {
 	if msg != "" {
@@ -374,6 +388,9 @@ func gateMessage(s *Snapshot, t transition) string {
 			return gate.StaleApprovalMessage
 		}
 	case store.ReasonNoEligibleHost, store.ReasonTimeout:
+		if g.Route == gate.RouteOneOff && t.By == AutoApproveHost {
+			return gate.AutoApproveRefusedMessage
+		}
 		if g.Route == gate.RouteOneOff {
 			return gate.NoApprovalMessage
 		}

@@ -31,6 +31,7 @@ type relayFlags struct {
 	maxConnections  int
 	maxOpen         int
 	headless        bool
+	autoApprove     string
 	gate            gateFlags // gate_flags.go
 }
 
@@ -43,6 +44,7 @@ func (f *relayFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxConnections, "max-connections", httpapi.DefaultMaxConnections, "at most N connections to --listen at once, WebSocket hosts included; at the cap the oldest connection that has not shown the token is closed, or a new one is refused")
 	fs.IntVar(&f.maxOpen, "max-open-decisions", confirm.DefaultMaxOpen, "at most N open permission decisions across all sessions (besides 512 per session); a request beyond fails closed with its reject option")
 	fs.DurationVar(&f.decisionTimeout, "decision-timeout", confirm.DefaultTimeout, "how long a permission request waits for an answer before it fails closed (at most 24h; 0 means the default)")
+	fs.StringVar(&f.autoApprove, "auto-approve", "", "for unattended runs: allow_once answers every confirmation the policy leaves to ask with its offered allow_once option (never a plan-mode one-off, never an unoffered one-time choice), journalled as acpmux:auto-approve")
 	fs.BoolVar(&f.headless, "headless", false, "the IDE on stdio (or a script) drives the agent but is never asked for confirmations: they wait for the page, the decisions API (--listen) or acpmux decisions, and time out closed")
 	f.gate.register(fs)
 }
@@ -82,6 +84,9 @@ func (f *relayFlags) validate() error {
 	}
 	if f.maxConnections < 1 {
 		return fmt.Errorf("--max-connections %d: must be at least 1", f.maxConnections)
+	}
+	if f.autoApprove != "" && f.autoApprove != "allow_once" {
+		return fmt.Errorf("--auto-approve %q: the only value is allow_once", f.autoApprove)
 	}
 	if f.maxOpen < 1 {
 		return fmt.Errorf("--max-open-decisions %d: must be at least 1", f.maxOpen)
@@ -125,6 +130,7 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 		Store:          st,
 		DefaultTimeout: f.decisionTimeout,
 		MaxOpen:        f.maxOpen,
+		AutoApprove:    f.autoApprove == "allow_once",
 		Logger:         log,
 		Classify:       classifyCommand,
 	}))

@@ -18,6 +18,10 @@ const (
 	// search, fetch, think or interactive call).
 	PolicyDenyMessage = "acpmux policy denied this tool call. Do not retry it through wrappers or other tools."
 
+	// AutoApproveRefusedMessage is the refusal of an exact one-off prompt
+	// (plan mode) that --auto-approve will not answer and no host can.
+	AutoApproveRefusedMessage = "acpmux --auto-approve does not answer exact one-off prompts: no human saw this warning. The command was not run; Plan mode remains active."
+
 	// DivergeBlockMessage is the reason given when plan mode refuses a
 	// shell command that bash may read differently from the classifier
 	// (Verdict.Diverges): a comment, here-document or command that may
