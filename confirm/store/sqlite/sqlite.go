@@ -196,7 +196,8 @@ func (s *Store) migrateOne(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("read schema_version: %w", err)
 	}
 	if v > len(migrations) {
-		return false, fmt.Errorf("schema version %d is newer than this acpmux (%d)", v, len(migrations))
+		return false, fmt.Errorf("%w: the database has schema version %d, this acpmux knows up to %d (upgrade acpmux)",
+			store.ErrSchemaTooNew, v, len(migrations))
 	}
 	if v == len(migrations) {
 		return true, tx.Commit()
