@@ -39,6 +39,11 @@ func TestConformance(t *testing.T) {
 		url := srv.Database(t)
 		return open(t, url), open(t, url)
 	})
+	storetest.RunRegistry(t, func(t *testing.T) store.Registry { return open(t, srv.Database(t)) },
+		func(t *testing.T) (store.Registry, store.Registry) {
+			url := srv.Database(t)
+			return open(t, url), open(t, url)
+		})
 }
 
 // TestMigrationsOfBridgesStartingAtOnce: eight Opens at once on an empty
@@ -73,8 +78,8 @@ func TestMigrationsOfBridgesStartingAtOnce(t *testing.T) {
 	if err := conn.QueryRow(context.Background(), `SELECT count(*), max(version) FROM schema_version`).Scan(&rows, &v); err != nil {
 		t.Fatal(err)
 	}
-	if rows != 1 || v != 2 {
-		t.Fatalf("schema_version has %d rows, version %d; want 1 row, version 2", rows, v)
+	if rows != 1 || v != 3 {
+		t.Fatalf("schema_version has %d rows, version %d; want 1 row, version 3", rows, v)
 	}
 }
 

@@ -70,6 +70,16 @@ var migrations = []string{
 		revision    BIGINT NOT NULL,
 		"by"        TEXT NOT NULL
 	);`,
+	`CREATE TABLE bridges (
+		id          TEXT PRIMARY KEY,
+		name        TEXT NOT NULL,
+		host        TEXT NOT NULL,
+		agent       TEXT NOT NULL,
+		cwd         TEXT NOT NULL,
+		pid         BIGINT NOT NULL,
+		started     BIGINT NOT NULL,
+		heartbeat   BIGINT NOT NULL
+	);`,
 }
 
 // migrationLock is the key of the transaction-level advisory lock that

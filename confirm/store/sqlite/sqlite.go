@@ -161,7 +161,8 @@ var migrations = []string{
 		detail      TEXT NOT NULL DEFAULT '',
 		PRIMARY KEY (decision_id, seq)
 	);`,
-	migrationGate, // store_gate.go
+	migrationGate,    // gate.go
+	migrationBridges, // registry.go
 }
 
 func (s *Store) migrate() error {

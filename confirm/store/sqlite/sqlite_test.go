@@ -89,6 +89,16 @@ func TestConformanceShared(t *testing.T) {
 	})
 }
 
+// TestRegistryConformance runs the registry conformance suite on an
+// in-memory database and on two stores opened on one file.
+func TestRegistryConformance(t *testing.T) {
+	storetest.RunRegistry(t, func(t *testing.T) store.Registry { return open(t, sqlite.MemoryPath) },
+		func(t *testing.T) (store.Registry, store.Registry) {
+			path := filepath.Join(t.TempDir(), "state.db")
+			return open(t, path), open(t, path)
+		})
+}
+
 // TestNewerSchemaIsRefused: a file whose schema_version is beyond what
 // this acpmux knows is not opened, with ErrSchemaTooNew.
 func TestNewerSchemaIsRefused(t *testing.T) {
