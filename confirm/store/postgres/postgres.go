@@ -52,7 +52,7 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 	}
 	pool, err := pgxpool.New(ctx, rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: %w", where, err)
+		return nil, fmt.Errorf("open store %s: %s", where, scrub(err.Error(), rawURL))
 	}
 	s := &Store{pool: pool, where: where, owner: owner.New()}
 	if err := s.start(ctx); err != nil {
@@ -88,6 +88,24 @@ func Redact(rawURL string) string {
 		u.RawQuery = q.Encode()
 	}
 	return u.Redacted()
+}
+
+// scrub returns msg with the password of rawURL replaced by "xxxxx", or a
+// fixed text when rawURL does not parse (its password cannot be found).
+func scrub(msg, rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "invalid URL"
+	}
+	pw, _ := u.User.Password()
+	for _, p := range []string{pw, u.Query().Get("password")} {
+		if p != "" {
+			msg = strings.ReplaceAll(msg, p, "xxxxx")
+			msg = strings.ReplaceAll(msg, url.QueryEscape(p), "xxxxx")
+			msg = strings.ReplaceAll(msg, url.PathEscape(p), "xxxxx")
+		}
+	}
+	return msg
 }
 
 // Path returns the URL the store was opened with, without its password.
