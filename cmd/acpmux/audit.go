@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/store/postgres"
 	"github.com/acpmux/acpmux/confirm/store/sqlite"
 )
 
@@ -18,7 +19,7 @@ func init() {
 	register(command{name: "audit", summary: "list the audit rows (plan items) of permission requests from the store", run: auditMain})
 }
 
-const auditUsage = `Usage: acpmux audit [--session ID] [--json] [--state PATH] [--limit N]
+const auditUsage = `Usage: acpmux audit [--session ID] [--json] [--state PATH|URL] [--limit N]
 
 Prints the audit row of every permission request acpmux saw: what was asked
 (kind, title, command, class and reasons, diff preview), how the plan-mode
@@ -39,7 +40,7 @@ func auditMain(args []string, s stdio) int {
 	var limit int
 	fs.StringVar(&session, "session", "", "only the rows of this ACP session id")
 	fs.BoolVar(&asJSON, "json", false, "print a JSON array of plan items")
-	fs.StringVar(&state, "state", "", "decision store file (default $XDG_STATE_HOME/acpmux/state.db)")
+	fs.StringVar(&state, "state", "", "decision store: a SQLite file or a postgres:// URL (default $XDG_STATE_HOME/acpmux/state.db)")
 	fs.IntVar(&limit, "limit", 1000, "print at most the N most recent rows")
 	help := func(w io.Writer) { fmt.Fprint(w, auditUsage); writeFlags(w, fs) }
 	if done, code := parseArgs("audit", fs, s, help, func() error { return fs.Parse(args) }); done {
@@ -61,11 +62,11 @@ func auditMain(args []string, s stdio) int {
 		}
 		state = p
 	}
-	if _, err := os.Stat(state); err != nil && state != sqlite.MemoryPath {
+	if _, err := os.Stat(state); err != nil && state != sqlite.MemoryPath && !postgres.IsURL(state) {
 		fmt.Fprintln(s.err, "acpmux audit: no decision store:", err)
 		return 1
 	}
-	st, err := sqlite.Open(state)
+	st, err := openState(state) // state.go
 	if err != nil {
 		fmt.Fprintln(s.err, "acpmux audit:", err)
 		return 1

@@ -17,7 +17,6 @@ import (
 	"github.com/acpmux/acpmux/classify"
 	"github.com/acpmux/acpmux/confirm"
 	"github.com/acpmux/acpmux/confirm/store"
-	"github.com/acpmux/acpmux/confirm/store/sqlite"
 )
 
 // relayFlags are the flags of "acpmux run" shared with "acpmux demo".
@@ -40,7 +39,7 @@ func (f *relayFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.listen, "listen", "", "serve the approvals page (/), ACP over WebSocket (/acp) and the decisions HTTP API (/v1) on ADDR (host:port, loopback unless --allow-remote); off when empty")
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow --listen on a non-loopback address (logs a warning; the token is still required)")
 	fs.StringVar(&f.tokenFile, "token-file", "", "bearer token file for --listen: read if it exists and is not empty, else a fresh 256-bit token is written there (mode 0600) (default $XDG_STATE_HOME/acpmux/token)")
-	fs.StringVar(&f.state, "state", "", "decision store: a SQLite file, or :memory: to keep nothing on disk (default $XDG_STATE_HOME/acpmux/state.db)")
+	fs.StringVar(&f.state, "state", "", "decision store: a SQLite file, :memory: to keep nothing on disk, or a postgres:// URL shared by bridges on many machines (password from the URL, $PGPASSWORD or $PGPASSFILE) (default $XDG_STATE_HOME/acpmux/state.db)")
 	fs.IntVar(&f.maxConnections, "max-connections", httpapi.DefaultMaxConnections, "at most N connections to --listen at once, WebSocket hosts included; at the cap the oldest connection that has not shown the token is closed, or a new one is refused")
 	fs.IntVar(&f.maxOpen, "max-open-decisions", confirm.DefaultMaxOpen, "at most N open permission decisions across all sessions (besides 512 per session); a request beyond fails closed with its reject option")
 	fs.DurationVar(&f.decisionTimeout, "decision-timeout", confirm.DefaultTimeout, "how long a permission request waits for an answer before it fails closed (at most 24h; 0 means the default)")
@@ -57,7 +56,7 @@ type relay struct {
 	bridge *bridge.Bridge
 	agent  *bridge.Agent
 	broker *confirm.Broker
-	store  *sqlite.Store
+	store  stateStore
 	server *http.Server
 	ln     net.Listener
 	gate   *gateConfig
@@ -110,17 +109,9 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 	if err != nil {
 		return nil, usageError{err}
 	}
-	statePath := f.state
-	if statePath == "" {
-		p, err := sqlite.DefaultPath()
-		if err != nil {
-			return nil, fmt.Errorf("--state: %w (or pass --state :memory:)", err)
-		}
-		statePath = p
-	}
-	st, err := sqlite.Open(statePath)
+	st, err := openState(f.state) // state.go
 	if err != nil {
-		return nil, fmt.Errorf("open decision store %s: %w (choose another with --state, or --state :memory:)", statePath, err)
+		return nil, err
 	}
 	if n := st.Recovered(); n > 0 {
 		log.Info("cancelled decisions left open by a previous acpmux", "count", n, "reason", store.ReasonBridgeRestart)

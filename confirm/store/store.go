@@ -71,6 +71,11 @@ type Store interface {
 // id.
 var ErrNotFound = errors.New("decision not found")
 
+// ErrSchemaTooNew is wrapped by an implementation's Open when the
+// database's schema version is newer than this acpmux knows (a newer
+// acpmux migrated it); the store is then not opened.
+var ErrSchemaTooNew = errors.New("schema is newer than this acpmux knows")
+
 // Record is the stored form of a decision.
 type Record struct {
 	ID        string

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acpmux/acpmux/confirm/store"
+	"github.com/acpmux/acpmux/confirm/store/internal/owner"
 	_ "modernc.org/sqlite" // pure-Go SQLite driver "sqlite"; only this file imports it
 )
 
@@ -79,7 +80,7 @@ func Open(path string) (*Store, error) {
 	} else {
 		db.SetMaxOpenConns(4)
 	}
-	s := &Store{db: db, path: path, owner: newOwner(), memory: path == MemoryPath}
+	s := &Store{db: db, path: path, owner: owner.New(), memory: path == MemoryPath}
 	if s.w, err = db.Conn(context.Background()); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -94,7 +95,7 @@ func Open(path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	liveOwners.add(s.owner)
+	owner.Add(s.owner)
 	return s, nil
 }
 
@@ -122,7 +123,7 @@ func (s *Store) Recovered() int { return s.recovered }
 // Close closes the database. Decisions it left open are cancelled by the
 // next Open of the same file.
 func (s *Store) Close() error {
-	liveOwners.remove(s.owner)
+	owner.Remove(s.owner)
 	s.wmu.Lock()
 	s.w.Close()
 	s.wmu.Unlock()
@@ -160,7 +161,8 @@ var migrations = []string{
 		detail      TEXT NOT NULL DEFAULT '',
 		PRIMARY KEY (decision_id, seq)
 	);`,
-	migrationGate, // store_gate.go
+	migrationGate,    // gate.go
+	migrationBridges, // registry.go
 }
 
 func (s *Store) migrate() error {
@@ -195,7 +197,8 @@ func (s *Store) migrateOne(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("read schema_version: %w", err)
 	}
 	if v > len(migrations) {
-		return false, fmt.Errorf("schema version %d is newer than this acpmux (%d)", v, len(migrations))
+		return false, fmt.Errorf("%w: the database has schema version %d, this acpmux knows up to %d (upgrade acpmux)",
+			store.ErrSchemaTooNew, v, len(migrations))
 	}
 	if v == len(migrations) {
 		return true, tx.Commit()
@@ -248,12 +251,12 @@ func leftOpen(ctx context.Context, tx *sql.Tx, now int64) ([]string, error) {
 	defer rows.Close()
 	var ids []string
 	for rows.Next() {
-		var id, owner string
+		var id, tag string
 		var deadline int64
-		if err := rows.Scan(&id, &owner, &deadline); err != nil {
+		if err := rows.Scan(&id, &tag, &deadline); err != nil {
 			return nil, err
 		}
-		if deadline < now || !ownerAlive(owner) {
+		if deadline < now || !owner.Alive(tag) {
 			ids = append(ids, id)
 		}
 	}

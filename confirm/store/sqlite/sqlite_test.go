@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,5 +77,35 @@ func TestRestartCancelsRowOfDeadProcess(t *testing.T) {
 	defer liveOther.Close()
 	if liveOther.Recovered() != 1 {
 		t.Fatalf("recovered %d, want 1 (owner process exited)", liveOther.Recovered())
+	}
+}
+
+// TestConformanceShared runs the two-instance contracts on two stores
+// opened on one file, as two acpmux processes on one machine.
+func TestConformanceShared(t *testing.T) {
+	storetest.RunShared(t, func(t *testing.T) (store.Store, store.Store) {
+		path := filepath.Join(t.TempDir(), "state.db")
+		return open(t, path), open(t, path)
+	})
+}
+
+// TestRegistryConformance runs the registry conformance suite on an
+// in-memory database and on two stores opened on one file.
+func TestRegistryConformance(t *testing.T) {
+	storetest.RunRegistry(t, func(t *testing.T) store.Registry { return open(t, sqlite.MemoryPath) },
+		func(t *testing.T) (store.Registry, store.Registry) {
+			path := filepath.Join(t.TempDir(), "state.db")
+			return open(t, path), open(t, path)
+		})
+}
+
+// TestNewerSchemaIsRefused: a file whose schema_version is beyond what
+// this acpmux knows is not opened, with ErrSchemaTooNew.
+func TestNewerSchemaIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	sqlite.SetSchemaVersionForTest(t, open(t, path), 99)
+	_, err := sqlite.Open(path)
+	if !errors.Is(err, store.ErrSchemaTooNew) || !strings.Contains(err.Error(), "schema version 99") {
+		t.Fatalf("open of a newer schema: %v, want ErrSchemaTooNew naming version 99", err)
 	}
 }

@@ -30,6 +30,9 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"PlanItemsImmutableAndFiltered", planItems},
 		{"RulesReplaceByKey", rules},
 		{"ModeEvents", modeEvents},
+		{"ClaimRaceGoroutines", claimRaceGoroutines},
+		{"ClaimOfClosedWritesNothing", claimClosedWritesNothing},
+		{"BytesAndTimesKept", bytesAndTimesKept},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package sqlite
+package owner
 
 // processAlive cannot tell on this system; rows of other processes are then
 // cancelled only once their deadline passed.

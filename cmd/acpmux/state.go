@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/acpmux/acpmux/confirm/store"
+	"github.com/acpmux/acpmux/confirm/store/postgres"
+	"github.com/acpmux/acpmux/confirm/store/sqlite"
+)
+
+// stateStore is the decision store --state names, as the commands use it.
+type stateStore interface {
+	store.Store
+	// Path is the SQLite file, or the PostgreSQL URL without its password.
+	Path() string
+	// Recovered is how many decisions a previous process left open and
+	// the opening cancelled.
+	Recovered() int
+	Close() error
+}
+
+// stateConnectTimeout bounds connecting to and migrating a PostgreSQL
+// --state at start.
+const stateConnectTimeout = 30 * time.Second
+
+// openState opens the store state names: a postgres:// or postgresql://
+// URL (docs/inbox.md), else a SQLite file or :memory:, the default file
+// when empty. Its errors never contain a password.
+func openState(state string) (stateStore, error) {
+	if postgres.IsURL(state) {
+		ctx, cancel := context.WithTimeout(context.Background(), stateConnectTimeout)
+		defer cancel()
+		return postgres.Open(ctx, state)
+	}
+	if state == "" {
+		p, err := sqlite.DefaultPath()
+		if err != nil {
+			return nil, fmt.Errorf("--state: %w (or pass --state :memory:)", err)
+		}
+		state = p
+	}
+	st, err := sqlite.Open(state)
+	if err != nil {
+		return nil, fmt.Errorf("open decision store %s: %w (choose another with --state, or --state :memory:)", state, err)
+	}
+	return st, nil
+}

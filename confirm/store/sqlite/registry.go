@@ -1,0 +1,94 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/acpmux/acpmux/confirm/store"
+)
+
+// migrationBridges is schema version 3: the bridges registry. agent is the
+// argv as a JSON array.
+const migrationBridges = `CREATE TABLE bridges (
+		id          TEXT PRIMARY KEY,
+		name        TEXT NOT NULL,
+		host        TEXT NOT NULL,
+		agent       TEXT NOT NULL,
+		cwd         TEXT NOT NULL,
+		pid         INTEGER NOT NULL,
+		started     INTEGER NOT NULL,
+		heartbeat   INTEGER NOT NULL
+	);`
+
+// RegisterBridge implements [store.Registry].
+func (s *Store) RegisterBridge(ctx context.Context, b store.Bridge) error {
+	argv, err := json.Marshal(nonNilArgv(b.Agent))
+	if err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	_, err = s.w.ExecContext(ctx, `INSERT INTO bridges (id, name, host, agent, cwd, pid, started, heartbeat)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET name = excluded.name, host = excluded.host,
+		agent = excluded.agent, cwd = excluded.cwd, pid = excluded.pid, started = excluded.started, heartbeat = excluded.heartbeat`,
+		b.ID, b.Name, b.Host, string(argv), b.Cwd, b.PID, nanos(b.Started), nanos(b.Heartbeat))
+	if err != nil {
+		return fmt.Errorf("store register bridge: %w", err)
+	}
+	return nil
+}
+
+// Heartbeat implements [store.Registry].
+func (s *Store) Heartbeat(ctx context.Context, id string, at time.Time) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	res, err := s.w.ExecContext(ctx, `UPDATE bridges SET heartbeat = MAX(heartbeat, ?) WHERE id = ?`, nanos(at), id)
+	if err != nil {
+		return fmt.Errorf("store heartbeat: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return fmt.Errorf("store heartbeat: %w: bridge %s", store.ErrNotFound, id)
+	}
+	return nil
+}
+
+// Bridges implements [store.Registry].
+func (s *Store) Bridges(ctx context.Context) ([]store.Bridge, error) {
+	out := []store.Bridge{}
+	err := s.read(func(q querier) error {
+		rows, err := q.QueryContext(ctx, `SELECT id, name, host, agent, cwd, pid, started, heartbeat FROM bridges ORDER BY started, id`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var b store.Bridge
+			var argv string
+			var started, beat int64
+			if err := rows.Scan(&b.ID, &b.Name, &b.Host, &argv, &b.Cwd, &b.PID, &started, &beat); err != nil {
+				return err
+			}
+			if err := json.Unmarshal([]byte(argv), &b.Agent); err != nil {
+				return err
+			}
+			b.Started, b.Heartbeat = fromNanos(started), fromNanos(beat)
+			out = append(out, b)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store bridges: %w", err)
+	}
+	return out, nil
+}
+
+func nonNilArgv(a []string) []string {
+	if a == nil {
+		return []string{}
+	}
+	return a
+}
+
+var _ store.Registry = (*Store)(nil)
