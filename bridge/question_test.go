@@ -212,4 +212,3 @@ for (const line of readFileSync(0, "utf8").split("\n").filter(Boolean)) {
 		}
 	}
 }
-
