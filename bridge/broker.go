@@ -19,7 +19,7 @@ func (p hostPresenter) HostID() string { return p.h.ID }
 // Present sends the agent's request with the decision's warnings added
 // (presentParams) under a fresh id of the host's.
 func (p hostPresenter) Present(d *confirm.Decision) error {
-	if !p.h.present(d.ID(), presentParams(d)) {
+	if !p.h.present(d.ID(), acp.MethodRequestPermission, presentParams(d)) {
 		return errHostGone
 	}
 	return nil

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"encoding/json"
 	"errors"
 
 	"github.com/acpmux/acpmux/acp"
@@ -52,6 +53,10 @@ type Host struct {
 	cause               atomic.Value // error: why the host is gone
 
 	nextID atomic.Int64 // ids of agent → host requests, never reused
+
+	// elicitForm, elicitURL: the host advertised
+	// clientCapabilities.elicitation.form / .url in its initialize.
+	elicitForm, elicitURL atomic.Bool
 
 	mu       sync.Mutex          // guards inflight, outgoing
 	inflight map[string]string   // host request id key → bridge id key
@@ -272,9 +277,11 @@ func (h *Host) sendRequest(msg []byte, env acp.Envelope, agentID []byte, decisio
 	return false
 }
 
-// present sends decision's permission request with params to the host.
-func (h *Host) present(decision string, params []byte) bool {
-	m := []byte(`{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":` + string(params) + `}`)
+// present sends decision's request (method session/request_permission or
+// elicitation/create) with params to the host.
+func (h *Host) present(decision, method string, params []byte) bool {
+	mb, _ := json.Marshal(method)
+	m := []byte(`{"jsonrpc":"2.0","id":0,"method":` + string(mb) + `,"params":` + string(params) + `}`)
 	env, err := acp.Parse(m)
 	if err != nil {
 		return false

@@ -169,6 +169,9 @@ func (b *Bridge) agentNotification(msg []byte, env acp.Envelope) {
 		b.agentCancel(params)
 		return
 	}
+	if env.Method == acp.MethodElicitationComplete {
+		b.agentCompleted(params)
+	}
 	if env.Method == acp.MethodSessionUpdate {
 		if msg, env = b.stripAgentMeta(msg, env); msg == nil {
 			return
@@ -210,9 +213,10 @@ func (b *Bridge) agentNotification(msg []byte, env acp.Envelope) {
 	}
 }
 
-// agentRequest routes an agent request: permission requests to the router,
-// everything else (fs/*, terminal/*, elicitation, extensions) to the one
-// host that owns the session.
+// agentRequest routes an agent request: permission requests and the
+// elicitation/create of a known session to the broker, everything else
+// (fs/*, terminal/*, an elicitation without a known session, extensions)
+// to the one host that owns the session.
 func (b *Bridge) agentRequest(msg []byte, env acp.Envelope) {
 	agentID := append([]byte(nil), env.ID.Bytes(msg)...)
 	key := acp.IDKey(agentID)
@@ -240,6 +244,16 @@ func (b *Bridge) agentRequest(msg []byte, env acp.Envelope) {
 			b.askPermission(msg, env, agentID, occ, sid)
 		}()
 		return
+	}
+	if env.Method == acp.MethodElicitationCreate && b.broker != nil && sid != "" {
+		if _, _, known := b.sessionHosts(sid); known {
+			b.permWG.Add(1)
+			go func() {
+				defer b.permWG.Done()
+				b.askQuestion(msg, env, agentID, occ, sid)
+			}()
+			return
+		}
 	}
 	b.forwardToOwner(msg, env, agentID, sid)
 }

@@ -113,6 +113,9 @@ func (b *Bridge) hostRequest(h *Host, msg []byte, env acp.Envelope) {
 		b.replyError(h, errID(err, c.origID), err)
 		return
 	}
+	if env.Method == acp.MethodInitialize {
+		h.noteCapabilities(params)
+	}
 	if env.Method == acp.MethodInitialize && b.initCachedLocked(h, c.origID) {
 		b.mu.Unlock()
 		return
@@ -239,6 +242,7 @@ func (b *Bridge) forwardRequest(h *Host, c *call, bid []byte, bkey string, msg [
 		if msg, env, changed = initializeV1(msg, env); changed {
 			b.log.Info("host asked for another ACP protocol version; asking the agent for v1", "host", h.ID, "asked", truncate(asked, 32))
 		}
+		msg, env = b.advertiseElicitation(msg, env)
 	}
 	if !b.toAgent(acp.WithID(msg, env.ID, bid)) {
 		b.completeCall(bkey)

@@ -34,6 +34,9 @@ func (b *Broker) Answer(ctx context.Context, sessionID, decisionID, hostID strin
 	if d == nil || d.snap.SessionID != sessionID {
 		return b.answerStored(ctx, sessionID, decisionID, a)
 	}
+	if d.snap.isQuestion() {
+		return d.View(), false, fmt.Errorf("%w: decision %s is a question: answer it with action and content", ErrInvalidAnswer, decisionID)
+	}
 	deduped, err := b.answer(ctx, d, hostID, a)
 	return d.View(), deduped, err
 }
@@ -54,6 +57,9 @@ func (b *Broker) answerStored(ctx context.Context, sessionID, decisionID string,
 	v, err := viewOfRecord(rec)
 	if err != nil {
 		return View{}, false, err
+	}
+	if v.Question != nil {
+		return v, false, fmt.Errorf("%w: decision %s is a question: answer it with action and content", ErrInvalidAnswer, decisionID)
 	}
 	if rec.Status == store.StatusAnswered && rec.Answer != nil && a.Scope == "" &&
 		*rec.Answer == (store.Answer{OptionID: a.OptionID, Text: a.Text}) {
@@ -184,6 +190,9 @@ func (b *Broker) AnswerResult(decisionID, hostID string, result json.RawMessage)
 	d.mu.Unlock()
 	if !holds {
 		return fmt.Errorf("%w: host %q, decision %s", ErrNotPresented, hostID, decisionID)
+	}
+	if d.snap.isQuestion() {
+		return b.answerQuestionResult(d, hostID, result)
 	}
 	optionID, cancelled, err := parseResult(result)
 	if err != nil {

@@ -237,7 +237,7 @@ func (b *Broker) deliver(ctx context.Context, d *Decision) (json.RawMessage, err
 	b.persist(d, ev)
 	switch res.Reason {
 	case store.ReasonAgentCancelled:
-		return nil, fmt.Errorf("%w: the agent cancelled permission request %s", acp.ErrRequestCancelled, d.id)
+		return nil, fmt.Errorf("%w: the agent cancelled its request of decision %s", acp.ErrRequestCancelled, d.id)
 	case store.ReasonAskCancelled:
 		return nil, fmt.Errorf("ask: %w", context.Cause(ctx))
 	}

@@ -3,6 +3,7 @@ package confirm
 import (
 	"context"
 	"errors"
+	"github.com/acpmux/acpmux/confirm/question"
 	"github.com/acpmux/acpmux/confirm/store"
 	"strings"
 	"time"
@@ -96,6 +97,15 @@ func (b *Broker) finish(d *Decision, t transition) {
 	}
 	d.status = t.Status
 	d.result = gateResult(&d.snap, t, optionID, text)
+	if d.snap.isQuestion() {
+		optionID, text = "", ""
+		d.answer = nil
+		if t.Status == store.StatusAnswered && t.Question != nil {
+			a := *t.Question
+			d.qanswer = &a
+		}
+		d.result = questionResult(d, t)
+	}
 	d.res = Resolution{Status: t.Status, OptionID: optionID, Text: text, By: t.By, Reason: t.Reason, At: t.At}
 	d.claiming = false
 	if d.timer != nil {
@@ -127,7 +137,9 @@ func (b *Broker) finish(d *Decision, t transition) {
 		winner.Won(d, res)
 	}
 	b.retire(d)
-	b.afterClose(d, t, res)
+	if !d.snap.isQuestion() { // the gate's audit, remembered verdicts and breaker are for permissions
+		b.afterClose(d, t, res)
+	}
 	b.log.Info("decision closed", "decision", d.id, "session", d.snap.SessionID, "route", d.snap.route(),
 		"status", res.Status, "by", res.By, "reason", res.Reason, "optionId", res.OptionID,
 		"wait_ms", res.At.Sub(d.created).Milliseconds())
@@ -261,10 +273,12 @@ func (b *Broker) agentExited() bool {
 type transition struct {
 	Status store.Status
 	Answer *Answer
-	By     string // winning host id, or the gate's decidedBy; "" when the broker closed it
-	Reason store.Reason
-	At     time.Time
-	Event  store.Event // the terminal journal event, written in the same transaction
+	// Question is a question's validated winning answer.
+	Question *question.Answer
+	By       string // winning host id, or the gate's decidedBy; "" when the broker closed it
+	Reason   store.Reason
+	At       time.Time
+	Event    store.Event // the terminal journal event, written in the same transaction
 }
 
 // stored returns t as the store records it.
@@ -272,6 +286,9 @@ func (t transition) stored() store.Transition {
 	st := store.Transition{Status: t.Status, By: t.By, Reason: t.Reason, At: t.At, Event: t.Event}
 	if t.Answer != nil {
 		st.Answer = &store.Answer{OptionID: t.Answer.OptionID, Text: t.Answer.Text}
+	}
+	if t.Question != nil {
+		st.Answer = storedQuestionAnswer(*t.Question)
 	}
 	return st
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/acpmux/acpmux/acp"
+	"github.com/acpmux/acpmux/confirm/question"
 )
 
 // turnEnded lists the reasons after which the agent gets "cancelled" rather
@@ -61,6 +62,9 @@ type Classification struct {
 // is the exact params bytes of session/request_permission (never
 // re-encoded); the hashes are lowercase hex SHA-256.
 type Snapshot struct {
+	// Kind is "question" for an elicitation/create; "" (omitted) for a
+	// permission request.
+	Kind                string                 `json:"kind,omitempty"`
 	SessionID           string                 `json:"sessionId"`
 	AgentKey            string                 `json:"agentKey"`
 	Request             json.RawMessage        `json:"-"`
@@ -79,6 +83,8 @@ type Snapshot struct {
 	// Gate is how the plan-mode gate and the policy routed the request
 	// (plan.go); nil for snapshots stored before the gate existed.
 	Gate *GateInfo `json:"gate,omitempty"`
+
+	q *question.Question // a question's parsed params and schema (immutable), from Request
 }
 
 // clone returns a deep copy of s so callers cannot alias the decision's.
@@ -114,6 +120,7 @@ type Decision struct {
 	res       Resolution
 	result    json.RawMessage // the result for the agent, set when closed
 	answer    *Answer
+	qanswer   *question.Answer // a question's validated winning answer
 	events    []store.Event
 	hosts     map[string]*hostState
 	order     []string // host ids in presentation order
@@ -187,6 +194,9 @@ func (d *Decision) View() View {
 	}
 	v.Delivered = d.delivered
 	v.Events = append([]store.Event(nil), d.events...)
+	if d.snap.isQuestion() {
+		questionView(&v, &d.snap, d.qanswer)
+	}
 	return v
 }
 

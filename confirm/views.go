@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/question"
 	"github.com/acpmux/acpmux/confirm/store"
 	"sort"
 	"time"
@@ -14,9 +15,12 @@ import (
 // View is a decision as the HTTP API and the CLI show it (JSON in
 // camelCase; docs/decisions.md, "The decision object"). Answer is null while
 // open; Reason, ResolvedBy and ClosedAt are set once closed; Events is the
-// ordered journal.
+// ordered journal. Kind is "permission" or "question"; a question's view
+// is Question (docs/decisions.md, "Questions"), and its JSON is that shape
+// plus delivered and events (see MarshalJSON).
 type View struct {
 	ID                  string                 `json:"id"`
+	Kind                string                 `json:"kind"`
 	SessionID           string                 `json:"sessionId"`
 	Status              store.Status           `json:"status"`
 	Reason              store.Reason           `json:"reason,omitempty"`
@@ -39,6 +43,23 @@ type View struct {
 	DisplayedText       string                 `json:"displayedText"`
 	DisplayedTextSHA256 string                 `json:"displayedTextSha256"`
 	Events              []store.Event          `json:"events"`
+	// Question is the view of a question (Kind "question"), nil for a
+	// permission decision.
+	Question *question.View `json:"-"`
+}
+
+// MarshalJSON encodes v: a permission decision with the fields of View, a
+// question as its [question.View] plus "delivered" and "events".
+func (v View) MarshalJSON() ([]byte, error) {
+	if v.Question == nil {
+		type plain View
+		return json.Marshal(plain(v))
+	}
+	return json.Marshal(struct {
+		question.View
+		Delivered bool          `json:"delivered"`
+		Events    []store.Event `json:"events"`
+	}{*v.Question, v.Delivered, v.Events})
 }
 
 // SessionView is one session in the HTTP API's session list.
@@ -56,7 +77,7 @@ func viewOf(id string, s Snapshot, created, deadline time.Time) View {
 	if s.Warnings == nil {
 		s.Warnings = []string{}
 	}
-	return View{ID: id, SessionID: s.SessionID, Title: s.Title, ToolCall: s.ToolCall, Command: s.Command,
+	return View{ID: id, Kind: KindPermission, SessionID: s.SessionID, Title: s.Title, ToolCall: s.ToolCall, Command: s.Command,
 		Classification: s.Classification, Warnings: s.Warnings, Options: s.Options, AllowFreeText: s.AllowFreeText,
 		CreatedAt: created, Deadline: deadline, Cwd: s.Cwd, ModeRevision: s.ModeRevision,
 		RequestSHA256: s.RequestSHA256, DisplayedText: s.DisplayedText, DisplayedTextSHA256: s.DisplayedTextSHA256,
@@ -84,6 +105,10 @@ func viewOfRecord(r store.Record) (View, error) {
 	if r.Events != nil {
 		v.Events = r.Events
 	}
+	if snap.isQuestion() {
+		v.Answer = nil
+		questionView(&v, &snap, questionAnswerOf(r.Answer))
+	}
 	return v, nil
 }
 
@@ -94,6 +119,17 @@ func snapshotOf(r store.Record) (Snapshot, error) {
 		return s, fmt.Errorf("decision %s: snapshot: %w", r.ID, err)
 	}
 	s.Request = json.RawMessage(r.Request)
+	if s.isQuestion() {
+		q, err := question.New(s.Request)
+		if err != nil {
+			p, perr := question.ParseParams(s.Request)
+			if perr != nil {
+				return s, fmt.Errorf("decision %s: question: %w", r.ID, perr)
+			}
+			q = &question.Question{Params: p}
+		}
+		s.q = q
+	}
 	return s, nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/acpmux/acpmux/acp"
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/question"
 	"github.com/acpmux/acpmux/confirm/store"
 )
 
@@ -187,17 +188,37 @@ type AnswerResponse struct {
 	Deduped bool `json:"deduped"`
 }
 
+// MarshalJSON encodes the view (a permission decision or a question, as
+// confirm.View encodes it) with the member "deduped" added.
+func (r AnswerResponse) MarshalJSON() ([]byte, error) {
+	v, err := json.Marshal(r.View)
+	if err != nil {
+		return nil, err
+	}
+	d, _ := json.Marshal(r.Deduped)
+	return append(append(v[:len(v)-1:len(v)-1], `,"deduped":`...), append(d, '}')...), nil
+}
+
 func (s *server) answer(w http.ResponseWriter, r *http.Request) {
 	if !s.available(w) {
 		return
 	}
-	a, err := decodeAnswer(r.Body)
+	data, err := io.ReadAll(r.Body)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			writeError(w, http.StatusRequestEntityTooLarge, "body_too_large", "the body is larger than the limit")
 			return
 		}
+		writeError(w, http.StatusBadRequest, "invalid_body", err.Error())
+		return
+	}
+	if acp.Member(data, "action").Present() {
+		s.answerQuestion(w, r, data)
+		return
+	}
+	a, err := decodeAnswer(data)
+	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_body", err.Error())
 		return
 	}
@@ -212,12 +233,8 @@ func (s *server) answer(w http.ResponseWriter, r *http.Request) {
 // decodeAnswer reads {"optionId"?: string, "text"?: string, "scope"?:
 // "ONCE"|"SESSION"|"ALWAYS"} strictly: no other member, no duplicate or
 // case-variant key, strings only. The broker validates the scope.
-func decodeAnswer(body io.Reader) (confirm.Answer, error) {
+func decodeAnswer(data []byte) (confirm.Answer, error) {
 	var a confirm.Answer
-	data, err := io.ReadAll(body)
-	if err != nil {
-		return a, err
-	}
 	m, err := acp.DecodeObject(data, []string{"optionId", "text", "scope"}, true)
 	if err != nil {
 		return a, errors.New(acp.AsError(err).Message)
@@ -238,6 +255,24 @@ func decodeAnswer(body io.Reader) (confirm.Answer, error) {
 		}
 	}
 	return a, nil
+}
+
+// answerQuestion answers a question with the body {"action", "content"?}
+// ([question.DecodeAnswer], strict); the broker validates it against the
+// question. A body that does not decode is 400 invalid_body, an answer the
+// question refuses 400 invalid_answer naming the field.
+func (s *server) answerQuestion(w http.ResponseWriter, r *http.Request, data []byte) {
+	a, err := question.DecodeAnswer(data)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_body", acp.AsError(err).Message)
+		return
+	}
+	v, deduped, err := s.b.AnswerQuestion(r.Context(), r.PathValue("sessionId"), r.PathValue("decisionId"), s.opts.HostID, a)
+	if err != nil {
+		s.failWith(w, r, err, v)
+		return
+	}
+	writeJSON(w, http.StatusOK, AnswerResponse{View: v, Deduped: deduped})
 }
 
 // ErrorBody is the body of every error response. Decision is set on 409 so

@@ -26,6 +26,7 @@ const decisionsUsage = `Usage:
   acpmux decisions list   [--session ID] [--status S] [flags]
   acpmux decisions show   DECISION_ID --session ID [flags]
   acpmux decisions answer DECISION_ID --session ID (--option OPTION_ID | --text TEXT) [flags]
+  acpmux decisions answer DECISION_ID --session ID --action A [--field NAME=VALUE ... | --content JSON] [flags]
 
 Talks to the decisions HTTP API of a running "acpmux run --listen ADDR" to
 answer the agent's permission requests from a terminal or a script.
@@ -34,7 +35,10 @@ answer the agent's permission requests from a terminal or a script.
           --status open|answered|timed_out|cancelled filters them
   show    one decision: the command, warnings, offered options, journal
   answer  answer with an offered optionId (--option), free text (--text,
-          only when the decision allows it), or both
+          only when the decision allows it), or both; a question (the
+          agent's elicitation) with --action accept|decline|cancel and,
+          for accept, --field name=value (repeatable, typed by the
+          question's schema) or --content JSON
 
 Exit status: 0 success (also an answer identical to the recorded one);
 1 the server refused or failed (not found, conflict, invalid answer,
@@ -46,6 +50,8 @@ Flags:
 // decisionsFlags are the flags of every decisions subcommand.
 type decisionsFlags struct {
 	url, tokenFile, session, status, option, text string
+	action, content                               string
+	fields                                        fieldList
 	asJSON                                        bool
 	timeout                                       time.Duration
 }
@@ -58,6 +64,9 @@ func (f *decisionsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.status, "status", "", "list: only decisions with this status")
 	fs.StringVar(&f.option, "option", "", "answer: the optionId to choose, exactly as offered")
 	fs.StringVar(&f.text, "text", "", "answer: free text, when the decision allows it")
+	fs.StringVar(&f.action, "action", "", "answer a question: accept, decline or cancel")
+	fs.Var(&f.fields, "field", "answer a question: NAME=VALUE of one property (repeatable)")
+	fs.StringVar(&f.content, "content", "", "answer a question: the content as one JSON object")
 	fs.BoolVar(&f.asJSON, "json", false, "print the API's JSON instead of text")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "HTTP request timeout")
 }
@@ -130,8 +139,17 @@ func (f *decisionsFlags) check(pos []string) string {
 		if f.session == "" {
 			return pos[0] + " needs --session"
 		}
-		if pos[0] == "answer" && f.option == "" && f.text == "" {
-			return "answer needs --option or --text"
+		if pos[0] == "answer" && f.action != "" && (f.option != "" || f.text != "") {
+			return "--action answers a question; --option and --text a permission request: not both"
+		}
+		if pos[0] == "answer" && f.action == "" && (len(f.fields) > 0 || f.content != "") {
+			return "--field and --content need --action"
+		}
+		if len(f.fields) > 0 && f.content != "" {
+			return "give --field or --content, not both"
+		}
+		if pos[0] == "answer" && f.option == "" && f.text == "" && f.action == "" {
+			return "answer needs --option or --text (a question: --action)"
 		}
 	default:
 		return fmt.Sprintf("unknown subcommand %q (want list, show or answer)", pos[0])
@@ -293,11 +311,22 @@ func (c *apiClient) show(w io.Writer, f decisionsFlags, id string) error {
 	if f.asJSON {
 		return writeIndented(w, raw)
 	}
+	if v.Kind == confirm.KindQuestion {
+		var q questionJSON
+		if err := json.Unmarshal(raw, &q); err != nil {
+			return fmt.Errorf("decode question: %w", err)
+		}
+		printQuestion(w, q)
+		return nil
+	}
 	printDecision(w, v)
 	return nil
 }
 
 func (c *apiClient) answer(w io.Writer, f decisionsFlags, id string) error {
+	if f.action != "" {
+		return c.answerQuestion(w, f, id)
+	}
 	var resp httpapi.AnswerResponse
 	var raw json.RawMessage
 	body := confirm.Answer{OptionID: f.option, Text: f.text}

@@ -38,6 +38,8 @@ const (
 	ReasonStale            Reason = "stale"             // the revalidation hook refused the snapshot
 	ReasonStoreError       Reason = "store_error"       // the store could not record the outcome
 	ReasonAskCancelled     Reason = "ask_cancelled"     // the context passed to the broker's Ask ended
+	ReasonUnsupported      Reason = "unsupported"       // a question acpmux cannot serve (its schema, mode or URL): declined at once
+	ReasonCompleted        Reason = "completed"         // the agent's elicitation/complete ended a URL-mode question still open
 
 	// Reasons of decisions the plan-mode gate closed without a host
 	// (docs/plan-mode.md).

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acpmux/acpmux/bridge/httpapi"
+	"github.com/acpmux/acpmux/confirm"
+)
+
+// questionServer runs the API with one open form question (a required
+// integer "count" and a boolean "dry") and returns what decisionsServer does.
+func questionServer(t *testing.T) (base, tokenFile, id string, result <-chan json.RawMessage) {
+	t.Helper()
+	tokenFile = filepath.Join(t.TempDir(), "token")
+	tok, err := httpapi.LoadOrCreateToken(tokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := confirm.NewBroker(confirm.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: httpapi.New(b, httpapi.Options{Addr: ln.Addr().String(), Token: tok, Logger: slog.New(slog.DiscardHandler)})}
+	served := make(chan struct{})
+	go func() { defer close(served); _ = srv.Serve(ln) }()
+	params := `{"sessionId":"sess_1","message":"How many?","mode":"form","requestedSchema":{"type":"object",` +
+		`"properties":{"count":{"type":"integer","maximum":10},"dry":{"type":"boolean"}},"required":["count"]}}`
+	ch := make(chan json.RawMessage, 1)
+	asked := make(chan struct{})
+	go func() {
+		defer close(asked)
+		r, _ := b.AskQuestion(context.Background(), confirm.Request{SessionID: "sess_1", AgentKey: "e/1", Params: json.RawMessage(params)},
+			[]confirm.Presenter{httpapi.Presenter{}})
+		ch <- r
+	}()
+	t.Cleanup(func() { b.AgentExited(); <-asked; srv.Close(); <-served })
+	id = confirm.DecisionID("sess_1", "e/1")
+	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(time.Millisecond) {
+		if _, err := b.Decision(context.Background(), "sess_1", id); err == nil {
+			break
+		}
+	}
+	return "http://" + ln.Addr().String(), tokenFile, id, ch
+}
+
+// TestDecisionsAnswerQuestionWithFields: show lists the question's fields;
+// --field values typed by the schema are refused when out of range (exit
+// 1, the field named) and then accepted; the agent gets the typed content.
+func TestDecisionsAnswerQuestionWithFields(t *testing.T) {
+	base, tf, id, result := questionServer(t)
+	conn := []string{"--url", base, "--token-file", tf, "--session", "sess_1"}
+	code, out, errs := runDecisions(append([]string{"show", id}, conn...)...)
+	if code != 0 || !strings.Contains(out, "How many?") || !strings.Contains(out, "--field count=") {
+		t.Fatalf("show: %d %q %q", code, out, errs)
+	}
+	code, _, errs = runDecisions(append([]string{"answer", id, "--action", "accept", "--field", "count=11"}, conn...)...)
+	if code != 1 || !strings.Contains(errs, "content.count") {
+		t.Fatalf("out of range: %d %q", code, errs)
+	}
+	code, out, errs = runDecisions(append([]string{"answer", id, "--action", "accept", "--field", "count=4", "--field", "dry=true"}, conn...)...)
+	if code != 0 || !strings.Contains(out, "answered") {
+		t.Fatalf("answer: %d %q %q", code, out, errs)
+	}
+	if got := string(<-result); got != `{"action":"accept","content":{"count":4,"dry":true}}` {
+		t.Fatalf("agent got %s", got)
+	}
+	if code, _, errs := runDecisions(append([]string{"answer", id, "--action", "decline", "--option", "x"}, conn...)...); code != 2 {
+		t.Fatalf("--action with --option: %d %q", code, errs)
+	}
+}
+
+// TestDecisionsAnswerQuestionWithContent: --content JSON is sent as the
+// answer's content.
+func TestDecisionsAnswerQuestionWithContent(t *testing.T) {
+	base, tf, id, result := questionServer(t)
+	conn := []string{"--url", base, "--token-file", tf, "--session", "sess_1"}
+	if code, out, errs := runDecisions(append([]string{"answer", id, "--action", "accept", "--content", `{"count":2}`}, conn...)...); code != 0 {
+		t.Fatalf("answer: %d %q %q", code, out, errs)
+	}
+	if got := string(<-result); got != `{"action":"accept","content":{"count":2}}` {
+		t.Fatalf("agent got %s", got)
+	}
+}
