@@ -127,7 +127,6 @@ func (b *Broker) finish(d *Decision, t transition) {
 		evs = append(evs, d.addEvent(t.At, store.EventWithdrawn, id, ""))
 	}
 	res := d.res
-	close(d.done)
 	d.mu.Unlock()
 	b.persist(d, evs...)
 	for _, p := range others {
@@ -140,6 +139,10 @@ func (b *Broker) finish(d *Decision, t transition) {
 	if !d.snap.isQuestion() { // the gate's audit, remembered verdicts and breaker are for permissions
 		b.afterClose(d, t, res)
 	}
+	// Only now may Ask answer the agent: its next request must see the
+	// remembered SESSION verdict, the breaker's count and a mode left
+	// after switch_mode (it raced them before).
+	close(d.done)
 	b.log.Info("decision closed", "decision", d.id, "session", d.snap.SessionID, "route", d.snap.route(),
 		"status", res.Status, "by", res.By, "reason", res.Reason, "optionId", res.OptionID,
 		"wait_ms", res.At.Sub(d.created).Milliseconds())
