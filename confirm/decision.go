@@ -126,7 +126,7 @@ type Decision struct {
 	order     []string // host ids in presentation order
 	delivered bool
 	timer     *time.Timer
-	done      chan struct{} // closed when the decision is closed and result is set
+	done      chan struct{} // closed once the decision is closed, its result set and the gate's after-close work done
 	ready     chan struct{} // closed once the decision is stored (or failed to be)
 }
 
