@@ -23,6 +23,8 @@ func TestMain(m *testing.M) {
 	// as "acpmux" (which passes its environment on to the agent it starts).
 	if filepath.Base(os.Args[0]) != "acpmux" {
 		acptest.MaybeRunAgent()
+		// No test reads the configuration file of the user running it.
+		os.Setenv("XDG_CONFIG_HOME", filepath.Join(os.TempDir(), "acpmux-test-no-config"))
 	}
 	testscript.Main(optionalM{m}, map[string]func(){
 		"acpmux": func() { os.Exit(Main(os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})) },
