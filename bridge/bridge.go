@@ -93,7 +93,12 @@ type Bridge struct {
 	// agentFailure is why the bridge stopped the agent, if it did.
 	agentFailure error
 
-	stats struct{ nonJSON, dropped atomic.Int64 }
+	stats struct {
+		nonJSON, dropped      atomic.Int64
+		agentMsgs, agentBytes atomic.Int64 // read from the agent
+		hostMsgs, hostBytes   atomic.Int64 // read from hosts
+		tooSlow               atomic.Int64 // hosts disconnected with ErrHostTooSlow
+	}
 }
 
 // call is a host → agent request waiting for the agent's response.

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"cmp"
 	"errors"
 
 	"github.com/acpmux/acpmux/acp"
@@ -35,6 +36,7 @@ type Host struct {
 	// Blocking makes a full queue wait instead of disconnecting the host.
 	Blocking bool
 
+	kind     string // HostOptions.Kind, for Stats
 	conn     Conn
 	queue    chan [][]byte // batches of messages, in order
 	queued   atomic.Int64  // bytes in queue
@@ -72,6 +74,9 @@ type HostOptions struct {
 	// QueueLen is the writer queue's length in messages
 	// (DefaultHostQueueLen when 0 or less).
 	QueueLen int
+	// Kind names the kind of host in [Bridge.Stats] ("stdio", "websocket",
+	// "terminal", ...); "" means "other".
+	Kind string
 }
 
 // NewHost returns a host over conn with opts. It starts nothing; pass it
@@ -82,7 +87,7 @@ func NewHost(id string, conn Conn, opts HostOptions) *Host {
 		queueLen = DefaultHostQueueLen
 	}
 	return &Host{
-		ID: id, Blocking: blocking, conn: conn,
+		ID: id, Blocking: blocking, conn: conn, kind: cmp.Or(opts.Kind, "other"),
 		queue:    make(chan [][]byte, queueLen),
 		maxBytes: DefaultHostQueueBytes,
 		maxMsgs:  int64(queueLen),

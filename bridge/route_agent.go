@@ -77,6 +77,8 @@ func (b *Bridge) flushPending() {
 
 // fromAgent routes one agent message.
 func (b *Bridge) fromAgent(msg []byte) {
+	b.stats.agentMsgs.Add(1)
+	b.stats.agentBytes.Add(int64(len(msg)))
 	env, err := acp.Parse(msg)
 	if errors.Is(err, acp.ErrNotJSON) {
 		n := b.stats.nonJSON.Add(1)

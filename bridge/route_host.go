@@ -34,6 +34,8 @@ func (b *Bridge) readHost(h *Host) {
 			h.disconnect(fmt.Errorf("host read: %w", err))
 			return
 		}
+		b.stats.hostMsgs.Add(1)
+		b.stats.hostBytes.Add(int64(len(msg)))
 		b.fromHost(h, msg)
 	}
 }
@@ -412,6 +414,7 @@ func (b *Bridge) hostLeft(h *Host) {
 			b.replyAgentError(oc.agentID, fmt.Errorf("%w: host %s disconnected before answering %s", acp.ErrNoHost, h.ID, oc.method))
 		}
 	}
+	b.countHostLeft(h)
 	b.log.Info("host left", "host", h.ID, "cause", h.Err())
 }
 

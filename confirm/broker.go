@@ -83,6 +83,9 @@ type Options struct {
 	// Breaker configures the circuit breaker; it cancels turns through the
 	// [Sessions] given to [Broker.UseSessions] and is off without them.
 	Breaker Breaker
+	// Metrics receives counts of decisions and store errors; nil counts
+	// nothing.
+	Metrics Metrics
 }
 
 // Default limits of a Broker.
@@ -353,6 +356,7 @@ func (b *Broker) create(ctx context.Context, id string, snap Snapshot, timeout t
 				err = errors.New("decision id already in the store")
 			}
 			b.log.Error("confirm: cannot store decision; failing closed", "decision", id, "session", snap.SessionID, "err", err)
+			b.countStoreError("insert")
 			d.mu.Lock()
 			d.claiming = true
 			d.mu.Unlock()
@@ -439,6 +443,7 @@ func (b *Broker) persist(d *Decision, evs ...Event) {
 	for _, ev := range evs {
 		if err := b.store.Append(context.Background(), d.id, ev); err != nil {
 			b.log.Warn("confirm: cannot store journal event", "decision", d.id, "event", ev.Type, "err", err)
+			b.countStoreError("append")
 		}
 	}
 }

@@ -68,6 +68,7 @@ func (b *Broker) commit(d *Decision, t Transition, detail string, stored bool) e
 // storeFailed records that the store refused transition t and returns the
 // fail-closed transition that replaces it.
 func (b *Broker) storeFailed(d *Decision, t Transition, err error) Transition {
+	b.countStoreError("claim")
 	b.log.Error("confirm: cannot record decision outcome; failing closed",
 		"decision", d.id, "session", d.snap.SessionID, "wanted", t.Status, "err", err)
 	f := Transition{Status: StatusCancelled, Reason: ReasonStoreError, At: b.now().UTC()}
@@ -127,6 +128,7 @@ func (b *Broker) finish(d *Decision, t Transition) {
 	}
 	b.retire(d)
 	b.afterClose(d, t, res)
+	b.countClosed(d, res)
 	b.log.Info("decision closed", "decision", d.id, "session", d.snap.SessionID, "route", d.snap.route(),
 		"status", res.Status, "by", res.By, "reason", res.Reason, "optionId", res.OptionID,
 		"wait_ms", res.At.Sub(d.created).Milliseconds())

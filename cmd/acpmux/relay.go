@@ -46,15 +46,16 @@ func (f *relayFlags) register(fs *flag.FlagSet) {
 // relay is one agent behind the bridge with the broker, the store and the
 // optional HTTP server wired in.
 type relay struct {
-	log    *slog.Logger
-	stderr io.Writer
-	bridge *bridge.Bridge
-	agent  *bridge.Agent
-	broker *confirm.Broker
-	store  *confirm.SQLiteStore
-	server *http.Server
-	ln     net.Listener
-	gate   *gateConfig
+	log     *slog.Logger
+	stderr  io.Writer
+	bridge  *bridge.Bridge
+	agent   *bridge.Agent
+	broker  *confirm.Broker
+	store   *confirm.SQLiteStore
+	server  *http.Server
+	ln      net.Listener
+	gate    *gateConfig
+	metrics *metrics // metrics.go
 }
 
 // startRelay starts the agent argv and everything around it. On error
@@ -117,12 +118,14 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 		log.Info("cancelled decisions left open by a previous acpmux", "count", n, "reason", confirm.ReasonBridgeRestart)
 	}
 	r := &relay{log: log, stderr: stderr, store: store, gate: gate}
+	r.metrics = newMetrics(r.stats)
 	broker, err := confirm.NewBroker(gate.apply(confirm.Options{
 		Store:          store,
 		DefaultTimeout: f.decisionTimeout,
 		MaxOpen:        f.maxOpen,
 		Logger:         log,
-		Classify:       classifyCommand,
+		Classify:       r.metrics.classify(classifyCommand),
+		Metrics:        r.metrics,
 	}))
 	if err != nil {
 		store.Close()
@@ -183,6 +186,7 @@ func (r *relay) listen(f *relayFlags, broker *confirm.Broker) error {
 		"GET /acp": http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 			r.bridge.ServeWebSocket(w, req, f.queueLen)
 		}),
+		"GET /metrics": r.metrics.handler(),
 		"GET /{$}":     web.Index(),
 		"GET /static/": web.Static(),
 	}
@@ -224,6 +228,15 @@ func (r *relay) run(ctx context.Context) int {
 		r.log.Warn("close decision store", "err", err)
 	}
 	return code
+}
+
+// stats reads the bridge's counters for the metrics; the HTTP server starts
+// only after the bridge exists.
+func (r *relay) stats() (bridge.Stats, bool) {
+	if r.bridge == nil {
+		return bridge.Stats{}, false
+	}
+	return r.bridge.Stats(), true
 }
 
 func (r *relay) closeServer() {
