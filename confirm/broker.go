@@ -86,6 +86,11 @@ type Options struct {
 	// Metrics receives counts of decisions and store errors; nil counts
 	// nothing.
 	Metrics Metrics
+	// OnOpen is called once for each decision that waits for an answer,
+	// after it is stored and its timer started, from the goroutine of Ask
+	// and without the broker's locks; it must not block. Nil does nothing.
+	// See [Decision.Done].
+	OnOpen func(d *Decision)
 }
 
 // Default limits of a Broker.
@@ -366,6 +371,9 @@ func (b *Broker) create(ctx context.Context, id string, snap Snapshot, timeout t
 	}
 	b.startTimer(d, timeout)
 	b.log.Info("decision opened", "decision", id, "session", snap.SessionID, "route", snap.route(), "title", snap.Title)
+	if b.opts.OnOpen != nil {
+		b.opts.OnOpen(d)
+	}
 	return d, nil, nil
 }
 

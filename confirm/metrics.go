@@ -40,3 +40,7 @@ func (b *Broker) countStoreError(op string) {
 		m.StoreError(op)
 	}
 }
+
+// Done returns a channel that is closed when d closes (answered, timed
+// out, cancelled or lost); [Decision.Status] then says how.
+func (d *Decision) Done() <-chan struct{} { return d.done }

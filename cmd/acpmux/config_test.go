@@ -142,3 +142,25 @@ func TestConfigCommandPrintsOrigins(t *testing.T) {
 		t.Errorf("config classify: status %d, want 2", code)
 	}
 }
+
+// TestConfigRepeatableFlag: a repeatable flag (--notify) takes an array of
+// strings in the file, and the command line replaces the array.
+func TestConfigRepeatableFlag(t *testing.T) {
+	path := writeConfig(t, "[run]\nnotify = [\"https://a.example/t\", \"https://b.example/t\"]\n")
+	fs, f := runFlagSet()
+	fs.Parse([]string{"--config", path})
+	if _, _, err := applyConfig("run", fs); err != nil || strings.Join(f.notify, " ") != "https://a.example/t https://b.example/t" {
+		t.Errorf("from the file: %q, %v", f.notify, err)
+	}
+	fs, f = runFlagSet()
+	fs.Parse([]string{"--config", path, "--notify", "https://c.example/t"})
+	if _, _, err := applyConfig("run", fs); err != nil || strings.Join(f.notify, " ") != "https://c.example/t" {
+		t.Errorf("with --notify on the command line: %q, %v; want only it", f.notify, err)
+	}
+	bad := writeConfig(t, "[run]\nnotify = \"https://a.example/t\"\n")
+	fs, _ = runFlagSet()
+	fs.Parse([]string{"--config", bad})
+	if _, _, err := applyConfig("run", fs); err == nil || !strings.Contains(err.Error(), ":2: [run] notify: want an array of strings") {
+		t.Errorf("a string for a repeatable flag: %v", err)
+	}
+}

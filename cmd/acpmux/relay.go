@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"time"
 
 	"github.com/acpmux/acpmux/bridge"
@@ -29,6 +31,8 @@ type relayFlags struct {
 	maxConnections  int
 	maxOpen         int
 	gate            gateFlags // gate_flags.go
+	notify          stringList
+	notifyAfter     time.Duration
 }
 
 func (f *relayFlags) register(fs *flag.FlagSet) {
@@ -41,21 +45,23 @@ func (f *relayFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxOpen, "max-open-decisions", confirm.DefaultMaxOpen, "at most N open permission decisions across all sessions (besides 512 per session); a request beyond fails closed with its reject option")
 	fs.DurationVar(&f.decisionTimeout, "decision-timeout", confirm.DefaultTimeout, "how long a permission request waits for an answer before it fails closed (at most 24h; 0 means the default)")
 	f.gate.register(fs)
+	registerNotifyFlags(fs, &f.notify, &f.notifyAfter) // notify.go
 }
 
 // relay is one agent behind the bridge with the broker, the store and the
 // optional HTTP server wired in.
 type relay struct {
-	log     *slog.Logger
-	stderr  io.Writer
-	bridge  *bridge.Bridge
-	agent   *bridge.Agent
-	broker  *confirm.Broker
-	store   *confirm.SQLiteStore
-	server  *http.Server
-	ln      net.Listener
-	gate    *gateConfig
-	metrics *metrics // metrics.go
+	log      *slog.Logger
+	stderr   io.Writer
+	bridge   *bridge.Bridge
+	agent    *bridge.Agent
+	broker   *confirm.Broker
+	store    *confirm.SQLiteStore
+	server   *http.Server
+	ln       net.Listener
+	gate     *gateConfig
+	metrics  *metrics  // metrics.go
+	notifier *notifier // notify.go; nil without --notify
 }
 
 // startRelay starts the agent argv and everything around it. On error
@@ -85,6 +91,14 @@ func (f *relayFlags) validate() error {
 	}
 	if f.queueLen < 1 {
 		return fmt.Errorf("--host-queue %d: must be at least 1", f.queueLen)
+	}
+	for _, u := range f.notify {
+		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return fmt.Errorf("--notify %q: want an http:// or https:// URL", redactURL(u))
+		}
+	}
+	if f.notifyAfter <= 0 {
+		return fmt.Errorf("--notify-after %v: must be more than 0", f.notifyAfter)
 	}
 	return nil
 }
@@ -119,6 +133,12 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 	}
 	r := &relay{log: log, stderr: stderr, store: store, gate: gate}
 	r.metrics = newMetrics(r.stats)
+	var onOpen func(*confirm.Decision)
+	if len(f.notify) > 0 {
+		host, _ := os.Hostname()
+		r.notifier = newNotifier(f.notify, f.notifyAfter, fmt.Sprintf("acpmux@%s (%s)", host, gate.agent), log)
+		onOpen = r.notifier.opened
+	}
 	broker, err := confirm.NewBroker(gate.apply(confirm.Options{
 		Store:          store,
 		DefaultTimeout: f.decisionTimeout,
@@ -126,6 +146,7 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 		Logger:         log,
 		Classify:       r.metrics.classify(classifyCommand),
 		Metrics:        r.metrics,
+		OnOpen:         onOpen,
 	}))
 	if err != nil {
 		store.Close()
@@ -193,6 +214,9 @@ func (r *relay) listen(f *relayFlags, broker *confirm.Broker) error {
 	r.server = httpapi.NewServer(httpapi.New(broker, httpapi.Options{Addr: ln.Addr().String(), Token: token, Version: version,
 		Logger: r.log, Routes: routes}), r.log)
 	base := "http://" + ln.Addr().String()
+	if r.notifier != nil {
+		r.notifier.page = base + "/"
+	}
 	r.log.Info("decisions API listening", "url", base, "acp", "ws://"+ln.Addr().String()+"/acp", "token_file", tokenFile)
 	fmt.Fprintf(r.stderr, "acpmux: approvals page: %s/?token=%s\n", base, token)
 	return nil
@@ -220,6 +244,9 @@ func (r *relay) run(ctx context.Context) int {
 		r.log.Debug("the bridge stopped the agent", "err", err)
 	}
 	code := r.agent.ExitCode()
+	if r.notifier != nil {
+		r.notifier.close()
+	}
 	r.closeServer()
 	<-serverDone
 	stopBroker()
