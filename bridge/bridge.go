@@ -41,6 +41,10 @@ type Options struct {
 	// Presenters are shown every decision besides the session's hosts
 	// (the HTTP API's [httpapi.Presenter]); unused without Broker.
 	Presenters []confirm.Presenter
+	// NoAgentPlanMode keeps the agent's own mode alone when the gate enters
+	// plan mode (--no-agent-plan-mode); by default the bridge then sets the
+	// agent's plan mode, if it offers one (docs/plan-mode.md).
+	NoAgentPlanMode bool
 }
 
 // Bridge relays one agent to many hosts. Create it with New, add hosts with
@@ -86,6 +90,7 @@ type Bridge struct {
 	// the id): an agent may reuse an id only once it was answered.
 	agentCalls map[string]string
 	calls      map[string]*call // bridge id key → host request in flight
+	own        map[string]bool  // bridge id keys of acpmux's own requests to the agent (agent_plan.go)
 	sessions   map[string]*session
 	init       initState
 	agentGone  bool
@@ -119,6 +124,7 @@ type session struct {
 	hosts  []*Host
 	turn   *Host // host whose session/prompt is in flight, nil between turns
 	replay *replayLog
+	modes  agentModes // agent_plan.go
 }
 
 // initState caches the agent's initialize result for later hosts.
@@ -153,6 +159,7 @@ func New(agent *Agent, opts Options) *Bridge {
 		toAgt:      make(chan []byte, 1024),
 		asked:      map[string]string{},
 		calls:      map[string]*call{},
+		own:        map[string]bool{},
 		agentCalls: map[string]string{},
 		primaryEOF: make(chan struct{}),
 		sessions:   map[string]*session{},

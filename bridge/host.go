@@ -36,7 +36,8 @@ type Host struct {
 	// Blocking makes a full queue wait instead of disconnecting the host.
 	Blocking bool
 
-	kind     string // HostOptions.Kind, for Stats
+	kind     string      // HostOptions.Kind, for Stats
+	notices  atomic.Bool // its initialize advertised clientCapabilities.session.notices
 	conn     Conn
 	queue    chan [][]byte // batches of messages, in order
 	queued   atomic.Int64  // bytes in queue

@@ -103,6 +103,9 @@ func (b *Bridge) hostBatch(h *Host, msg []byte) {
 func (b *Bridge) hostRequest(h *Host, msg []byte, env acp.Envelope) {
 	params := env.Params.Bytes(msg)
 	c := newCall(h, msg, env)
+	if env.Method == acp.MethodInitialize {
+		noteHostCapabilities(h, params)
+	}
 	b.trackHostMode(h, env.Method, params)
 	if env.Method == MethodSessionAttach {
 		b.attach(h, c.origID, params)

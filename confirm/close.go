@@ -129,6 +129,7 @@ func (b *Broker) finish(d *Decision, t Transition) {
 	b.retire(d)
 	b.afterClose(d, t, res)
 	b.countClosed(d, res)
+	b.tellBlocked(d)
 	b.log.Info("decision closed", "decision", d.id, "session", d.snap.SessionID, "route", d.snap.route(),
 		"status", res.Status, "by", res.By, "reason", res.Reason, "optionId", res.OptionID,
 		"wait_ms", res.At.Sub(d.created).Milliseconds())

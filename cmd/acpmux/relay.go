@@ -170,11 +170,12 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 	log.Info("agent started", "argv", argv, "pid", agent.Pid(), "state", store.Path())
 	r.agent = agent
 	r.bridge = bridge.New(agent, bridge.Options{
-		MaxLineBytes: f.maxLineBytes,
-		GracePeriod:  f.grace,
-		Logger:       log,
-		Broker:       broker,
-		Presenters:   extra,
+		MaxLineBytes:    f.maxLineBytes,
+		GracePeriod:     f.grace,
+		Logger:          log,
+		Broker:          broker,
+		Presenters:      extra,
+		NoAgentPlanMode: gate.noAgentPlan,
 	})
 	return r, nil
 }
