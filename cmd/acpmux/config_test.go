@@ -66,14 +66,14 @@ func TestConfigPrecedence(t *testing.T) {
 func TestConfigDefaultPath(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", dir)
-	fs, f := runFlagSet()
+	fs, _ := runFlagSet()
 	fs.Parse(nil)
 	if _, path, err := applyConfig("run", fs); err != nil || path != "" {
 		t.Fatalf("no file: %q, %v; want none and no error", path, err)
 	}
 	os.MkdirAll(filepath.Join(dir, "acpmux"), 0o700)
 	os.WriteFile(filepath.Join(dir, "acpmux", "config.toml"), []byte("[run]\nhost-queue = 5\n"), 0o600)
-	fs, f = runFlagSet()
+	fs, f := runFlagSet()
 	fs.Parse(nil)
 	if _, path, err := applyConfig("run", fs); err != nil || f.queueLen != 5 || path != filepath.Join(dir, "acpmux", "config.toml") {
 		t.Errorf("XDG file: %q, %v, host-queue %d; want it read and 5", path, err, f.queueLen)
