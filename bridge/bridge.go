@@ -41,6 +41,10 @@ type Options struct {
 	// Presenters are shown every decision besides the session's hosts
 	// (the HTTP API's [httpapi.Presenter]); unused without Broker.
 	Presenters []confirm.Presenter
+	// NoAgentPlanMode keeps the agent's own mode alone when the gate enters
+	// plan mode (--no-agent-plan-mode); by default the bridge then sets the
+	// agent's plan mode, if it offers one (docs/plan-mode.md).
+	NoAgentPlanMode bool
 }
 
 // Bridge relays one agent to many hosts. Create it with New, add hosts with
@@ -90,6 +94,7 @@ type Bridge struct {
 	// the id): an agent may reuse an id only once it was answered.
 	agentCalls map[string]string
 	calls      map[string]*call // bridge id key → host request in flight
+	own        map[string]bool  // bridge id keys of acpmux's own requests to the agent (agent_plan.go)
 	sessions   map[string]*session
 	init       initState
 	agentGone  bool
@@ -97,7 +102,12 @@ type Bridge struct {
 	// agentFailure is why the bridge stopped the agent, if it did.
 	agentFailure error
 
-	stats struct{ nonJSON, dropped atomic.Int64 }
+	stats struct {
+		nonJSON, dropped      atomic.Int64
+		agentMsgs, agentBytes atomic.Int64 // read from the agent
+		hostMsgs, hostBytes   atomic.Int64 // read from hosts
+		tooSlow               atomic.Int64 // hosts disconnected with ErrHostTooSlow
+	}
 }
 
 // call is a host → agent request waiting for the agent's response.
@@ -118,6 +128,7 @@ type session struct {
 	hosts  []*Host
 	turn   *Host // host whose session/prompt is in flight, nil between turns
 	replay *replayLog
+	modes  agentModes // agent_plan.go
 }
 
 // initState caches the agent's initialize result for later hosts.
@@ -152,6 +163,7 @@ func New(agent *Agent, opts Options) *Bridge {
 		toAgt:      make(chan []byte, 1024),
 		asked:      map[string]string{},
 		calls:      map[string]*call{},
+		own:        map[string]bool{},
 		agentCalls: map[string]string{},
 		primaryEOF: make(chan struct{}),
 		sessions:   map[string]*session{},

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"encoding/json"
+	"cmp"
 	"errors"
 
 	"github.com/acpmux/acpmux/acp"
@@ -38,6 +39,8 @@ type Host struct {
 	// Driver: never asked for confirmations (HostOptions.Driver).
 	Driver bool
 
+	kind     string      // HostOptions.Kind, for Stats
+	notices  atomic.Bool // its initialize advertised clientCapabilities.session.notices
 	conn     Conn
 	queue    chan [][]byte // batches of messages, in order
 	queued   atomic.Int64  // bytes in queue
@@ -85,6 +88,9 @@ type HostOptions struct {
 	// other hosts and presenters (the page, the decisions API) only, and
 	// fail closed when none answers. See docs/run.md, "Headless".
 	Driver bool
+	// Kind names the kind of host in [Bridge.Stats] ("stdio", "websocket",
+	// "terminal", ...); "" means "other".
+	Kind string
 }
 
 // NewHost returns a host over conn with opts. It starts nothing; pass it
@@ -95,7 +101,7 @@ func NewHost(id string, conn Conn, opts HostOptions) *Host {
 		queueLen = DefaultHostQueueLen
 	}
 	return &Host{
-		ID: id, Blocking: blocking, Driver: opts.Driver, conn: conn,
+		ID: id, Blocking: blocking, Driver: opts.Driver, conn: conn, kind: cmp.Or(opts.Kind, "other"),
 		queue:    make(chan [][]byte, queueLen),
 		maxBytes: DefaultHostQueueBytes,
 		maxMsgs:  int64(queueLen),

@@ -55,7 +55,7 @@ func (b *Bridge) ServeWebSocket(w http.ResponseWriter, r *http.Request, queueLen
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	defer cancel()
 	conn := &wsConn{c: c, ctx: ctx}
-	h := NewHost(fmt.Sprintf("ws-%d", wsCount.Add(1)), conn, HostOptions{QueueLen: queueLen})
+	h := NewHost(fmt.Sprintf("ws-%d", wsCount.Add(1)), conn, HostOptions{QueueLen: queueLen, Kind: "websocket"})
 	if err := b.AddHost(h); err != nil {
 		c.Close(CloseGoingAway, err.Error())
 		return

@@ -34,9 +34,11 @@ func (b *Bridge) trackHostMode(h *Host, method string, params []byte) {
 	sid := acp.MemberString(params, "sessionId")
 	switch method {
 	case acp.MethodSessionSetMode:
+		b.agentModeIs(sid, acp.MemberString(params, "modeId")) // the request goes to the agent
 		b.hostSetMode(h, sid, acp.MemberString(params, "modeId"))
 	case MethodSessionSetConfigOption:
 		if acp.MemberString(params, "configId") == "mode" {
+			b.agentModeIs(sid, acp.MemberString(params, "value"))
 			b.hostSetMode(h, sid, acp.MemberString(params, "value"))
 		}
 	case acp.MethodSessionPrompt:
@@ -52,9 +54,12 @@ func (b *Bridge) trackAgentMode(sid string, update []byte) {
 	}
 	switch acp.MemberString(update, "sessionUpdate") {
 	case "current_mode_update":
-		b.agentMode(sid, acp.MemberString(update, "currentModeId"))
+		m := acp.MemberString(update, "currentModeId")
+		b.agentModeIs(sid, m)
+		b.agentMode(sid, m)
 	case "config_option_update":
 		if v := modeOption(acp.MemberBytes(update, "configOptions")); v != "" {
+			b.agentModeIs(sid, v)
 			b.agentMode(sid, v)
 		}
 	}
@@ -66,10 +71,14 @@ func (b *Bridge) trackSessionModes(sid string, result []byte) {
 	if b.broker == nil || sid == "" {
 		return
 	}
+	b.recordAgentModes(sid, result)
 	if m := acp.MemberString(acp.MemberBytes(result, "modes"), "currentModeId"); m != "" {
 		b.agentMode(sid, m)
 	} else if v := modeOption(acp.MemberBytes(result, "configOptions")); v != "" {
 		b.agentMode(sid, v)
+	}
+	if m, _ := b.broker.GateMode(sid); m == confirm.ModePlan {
+		b.setAgentPlanMode(sid) // --mode plan, or the agent's own: tell the model
 	}
 }
 

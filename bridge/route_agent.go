@@ -77,6 +77,8 @@ func (b *Bridge) flushPending() {
 
 // fromAgent routes one agent message.
 func (b *Bridge) fromAgent(msg []byte) {
+	b.stats.agentMsgs.Add(1)
+	b.stats.agentBytes.Add(int64(len(msg)))
 	env, err := acp.Parse(msg)
 	if errors.Is(err, acp.ErrNotJSON) {
 		n := b.stats.nonJSON.Add(1)
@@ -122,6 +124,13 @@ func (b *Bridge) agentResponse(msg []byte, env acp.Envelope) {
 	key := acp.IDKey(env.ID.Bytes(msg))
 	b.mu.Lock()
 	c := b.calls[key]
+	if c == nil && b.ownResponseLocked(key) {
+		b.mu.Unlock()
+		if e := env.Error.Bytes(msg); e != nil {
+			b.log.Warn("the agent refused acpmux's request", "err", truncate(e, 200))
+		}
+		return
+	}
 	if c == nil {
 		b.mu.Unlock()
 		b.stats.dropped.Add(1)
@@ -130,6 +139,7 @@ func (b *Bridge) agentResponse(msg []byte, env acp.Envelope) {
 	}
 	delete(b.calls, key)
 	var waiters []initWaiter
+	var newSession string
 	result := env.Result.Bytes(msg)
 	switch c.method {
 	case acp.MethodInitialize:
@@ -144,7 +154,7 @@ func (b *Bridge) agentResponse(msg []byte, env acp.Envelope) {
 			b.addSessionLocked(sid, c.cwd, c.host)
 			defer b.log.Info("session created", "session", sid, "host", c.host.ID, "cwd", c.cwd) // after b.mu is released
 			defer b.sessionStarted(sid, c.cwd)
-			defer b.trackSessionModes(sid, result)
+			newSession = sid
 		}
 	case acp.MethodSessionPrompt:
 		if s := b.sessions[c.session]; s != nil && s.turn == c.host {
@@ -152,6 +162,11 @@ func (b *Bridge) agentResponse(msg []byte, env acp.Envelope) {
 		}
 	}
 	b.mu.Unlock()
+	if newSession != "" {
+		// Before the host has the response: acpmux's own session/set_mode
+		// reaches the agent before the host's first prompt.
+		b.trackSessionModes(newSession, result)
+	}
 	c.host.mu.Lock()
 	delete(c.host.inflight, c.hostKey)
 	c.host.mu.Unlock()

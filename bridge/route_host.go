@@ -34,6 +34,8 @@ func (b *Bridge) readHost(h *Host) {
 			h.disconnect(fmt.Errorf("host read: %w", err))
 			return
 		}
+		b.stats.hostMsgs.Add(1)
+		b.stats.hostBytes.Add(int64(len(msg)))
 		b.fromHost(h, msg)
 	}
 }
@@ -101,6 +103,9 @@ func (b *Bridge) hostBatch(h *Host, msg []byte) {
 func (b *Bridge) hostRequest(h *Host, msg []byte, env acp.Envelope) {
 	params := env.Params.Bytes(msg)
 	c := newCall(h, msg, env)
+	if env.Method == acp.MethodInitialize {
+		noteHostCapabilities(h, params)
+	}
 	b.trackHostMode(h, env.Method, params)
 	if env.Method == MethodSessionAttach {
 		b.attach(h, c.origID, params)
@@ -416,6 +421,7 @@ func (b *Bridge) hostLeft(h *Host) {
 			b.replyAgentError(oc.agentID, fmt.Errorf("%w: host %s disconnected before answering %s", acp.ErrNoHost, h.ID, oc.method))
 		}
 	}
+	b.countHostLeft(h)
 	b.log.Info("host left", "host", h.ID, "cause", h.Err())
 }
 

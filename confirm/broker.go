@@ -94,6 +94,14 @@ type Options struct {
 	// Breaker configures the circuit breaker; it cancels turns through the
 	// [Sessions] given to [Broker.UseSessions] and is off without them.
 	Breaker Breaker
+	// Metrics receives counts of decisions and store errors; nil counts
+	// nothing.
+	Metrics Metrics
+	// OnOpen is called once for each decision that waits for an answer,
+	// after it is stored and its timer started, from the goroutine of Ask
+	// and without the broker's locks; it must not block. Nil does nothing.
+	// See [Decision.Done].
+	OnOpen func(d *Decision)
 }
 
 // Default limits of a Broker.
@@ -368,6 +376,7 @@ func (b *Broker) create(ctx context.Context, id string, snap Snapshot, timeout t
 				err = errors.New("decision id already in the store")
 			}
 			b.log.Error("confirm: cannot store decision; failing closed", "decision", id, "session", snap.SessionID, "err", err)
+			b.countStoreError("insert")
 			d.mu.Lock()
 			d.claiming = true
 			d.mu.Unlock()
@@ -377,6 +386,9 @@ func (b *Broker) create(ctx context.Context, id string, snap Snapshot, timeout t
 	}
 	b.startTimer(d, timeout)
 	b.log.Info("decision opened", "decision", id, "session", snap.SessionID, "route", snap.route(), "title", snap.Title)
+	if b.opts.OnOpen != nil {
+		b.opts.OnOpen(d)
+	}
 	return d, nil, nil
 }
 
@@ -454,6 +466,7 @@ func (b *Broker) persist(d *Decision, evs ...store.Event) {
 	for _, ev := range evs {
 		if err := b.store.Append(context.Background(), d.id, ev); err != nil {
 			b.log.Warn("confirm: cannot store journal event", "decision", d.id, "event", ev.Type, "err", err)
+			b.countStoreError("append")
 		}
 	}
 }

@@ -70,6 +70,7 @@ func (b *Broker) commit(d *Decision, t transition, detail string, stored bool) e
 // storeFailed records that the store refused transition t and returns the
 // fail-closed transition that replaces it.
 func (b *Broker) storeFailed(d *Decision, t transition, err error) transition {
+	b.countStoreError("claim")
 	b.log.Error("confirm: cannot record decision outcome; failing closed",
 		"decision", d.id, "session", d.snap.SessionID, "wanted", t.Status, "err", err)
 	f := transition{Status: store.StatusCancelled, Reason: store.ReasonStoreError, At: b.now().UTC()}
@@ -138,7 +139,9 @@ func (b *Broker) finish(d *Decision, t transition) {
 	b.retire(d)
 	if !d.snap.isQuestion() { // the gate's audit, remembered verdicts and breaker are for permissions
 		b.afterClose(d, t, res)
+		b.tellBlocked(d)
 	}
+	b.countClosed(d, res)
 	// Only now may Ask answer the agent: its next request must see the
 	// remembered SESSION verdict, the breaker's count and a mode left
 	// after switch_mode (it raced them before).

@@ -115,6 +115,7 @@ func (b *Broker) SetMode(sessionID string, m Mode, by string) (uint64, error) {
 		}
 	}
 	b.staleSession(sessionID, fmt.Sprintf("gate mode changed to %s (revision %d) by %s", m, rev, by))
+	b.tellModeChanged(sessionID, m)
 	return rev, nil
 }
 

@@ -20,7 +20,8 @@ import (
 )
 
 func init() {
-	register(command{name: "demo", summary: "run the relay on a built-in scripted agent with a terminal host (try this first)", run: demoMain})
+	register(command{name: "demo", summary: "run the relay on a built-in scripted agent with a terminal host (try this first)", run: demoMain,
+		flags: func() *flag.FlagSet { fs, _, _ := demoFlagSet(); return fs }})
 }
 
 const demoUsage = `Usage: acpmux demo [flags]
@@ -34,24 +35,41 @@ Ctrl-C stops it at once: exit status 130, no error text.
 Flags:
 `
 
-func demoMain(args []string, s stdio) int {
+// demoOnly are the flags of "acpmux demo" that "run" does not have.
+type demoOnly struct{ choose, prompt string }
+
+// demoFlagSet builds the flag set of "acpmux demo": run's flags, with
+// --state :memory: and (unless ACPMUX_LOG is set) --log-level warn by
+// default, and its own.
+func demoFlagSet() (*flag.FlagSet, *relayFlags, *demoOnly) {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	var f relayFlags
+	f, d := new(relayFlags), new(demoOnly)
 	f.register(fs)
+	registerConfigFlag(fs)
 	fs.Lookup("state").DefValue = ":memory:"
 	fs.Lookup("state").Usage = "decision store: a SQLite file, or :memory: to keep nothing on disk"
 	if os.Getenv("ACPMUX_LOG") == "" { // the transcript is the demo's output; --log-level info shows the relay's log
 		f.logLevel = "warn"
 		fs.Lookup("log-level").DefValue = "warn"
 	}
-	choose := fs.String("choose", "ask", "how the terminal host answers permission requests: ask (read a number from stdin), allow or reject")
-	prompt := fs.String("prompt", "Please fix the failing test.", "the prompt sent to the demo agent")
+	fs.StringVar(&d.choose, "choose", "ask", "how the terminal host answers permission requests: ask (read a number from stdin), allow or reject")
+	fs.StringVar(&d.prompt, "prompt", "Please fix the failing test.", "the prompt sent to the demo agent")
+	return fs, f, d
+}
+
+func demoMain(args []string, s stdio) int {
+	fs, f, d := demoFlagSet()
+	choose, prompt := &d.choose, &d.prompt
 	help := func(w io.Writer) { fmt.Fprint(w, demoUsage); writeFlags(w, fs) }
 	if done, code := parseArgs("demo", fs, s, help, func() error { return fs.Parse(args) }); done {
 		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(s.err, "acpmux demo: unexpected argument %q\nRun 'acpmux demo --help' for usage.\n", fs.Arg(0))
+		return 2
+	}
+	if _, _, err := applyConfig("demo", fs); err != nil {
+		fmt.Fprintln(s.err, "acpmux demo:", err)
 		return 2
 	}
 	if err := f.validate(); err != nil {
@@ -78,7 +96,7 @@ func demoMain(args []string, s stdio) int {
 	if f.state == "" {
 		f.state = sqlite.MemoryPath // the demo leaves nothing behind unless asked
 	}
-	r, err := startRelay(&f, []string{exe, "__demo-agent"}, s.err, log)
+	r, err := startRelay(f, []string{exe, "__demo-agent"}, s.err, log)
 	if err != nil {
 		fmt.Fprintln(s.err, "acpmux demo:", err)
 		if errors.As(err, new(usageError)) {
@@ -89,7 +107,7 @@ func demoMain(args []string, s stdio) int {
 	b := r.bridge
 	toBridgeR, toBridgeW := io.Pipe()
 	fromBridgeR, fromBridgeW := io.Pipe()
-	b.AddHost(bridge.NewHost("terminal", bridge.NewNDJSONConn(toBridgeR, fromBridgeW, toBridgeR, f.maxLineBytes), bridge.HostOptions{Blocking: true, QueueLen: f.queueLen}))
+	b.AddHost(bridge.NewHost("terminal", bridge.NewNDJSONConn(toBridgeR, fromBridgeW, toBridgeR, f.maxLineBytes), bridge.HostOptions{Blocking: true, QueueLen: f.queueLen, Kind: "terminal"}))
 
 	host := &terminalHost{out: s.out, in: bufio.NewReader(s.in), choose: *choose}
 	stream := &bridge.ObjectStream{C: bridge.NewNDJSONConn(fromBridgeR, toBridgeW, toBridgeW, 0)}

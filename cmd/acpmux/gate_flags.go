@@ -24,6 +24,7 @@ type gateFlags struct {
 	breakerConsecutive int
 	breakerWindowMax   int
 	breakerWindow      time.Duration
+	noAgentPlanMode    bool
 }
 
 func (f *gateFlags) register(fs *flag.FlagSet) {
@@ -33,6 +34,7 @@ func (f *gateFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.breakerConsecutive, "breaker-consecutive", confirm.DefaultBreakerConsecutive, "consecutive denials in a session that cancel the prompt turn (0: off)")
 	fs.IntVar(&f.breakerWindowMax, "breaker-max", confirm.DefaultBreakerWindowMax, "denials within --breaker-window that cancel the prompt turn (0: off)")
 	fs.DurationVar(&f.breakerWindow, "breaker-window", confirm.DefaultBreakerWindow, "sliding window of --breaker-max")
+	fs.BoolVar(&f.noAgentPlanMode, "no-agent-plan-mode", false, "when the gate enters plan mode, leave the agent's own mode alone (by default acpmux also selects the agent's plan mode, if it offers one)")
 }
 
 // gateConfig is the validated gate configuration of one relay.
@@ -43,6 +45,8 @@ type gateConfig struct {
 	policy     *policy.Policy
 	agent      string
 	breaker    confirm.Breaker
+	// noAgentPlan is --no-agent-plan-mode.
+	noAgentPlan bool
 }
 
 // load validates the flags and reads the policy file: a malformed file is
@@ -55,7 +59,7 @@ func (f *gateFlags) load(argv []string) (*gateConfig, error) {
 	if f.breakerWindow <= 0 {
 		return nil, fmt.Errorf("--breaker-window %v: must be more than 0", f.breakerWindow)
 	}
-	g := &gateConfig{mode: m, lock: f.lockMode, policyPath: f.policy,
+	g := &gateConfig{mode: m, lock: f.lockMode, policyPath: f.policy, noAgentPlan: f.noAgentPlanMode,
 		breaker: confirm.Breaker{Consecutive: offIfZero(f.breakerConsecutive), WindowMax: offIfZero(f.breakerWindowMax), Window: f.breakerWindow}}
 	if len(argv) > 0 {
 		g.agent = filepath.Base(argv[0])

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -24,6 +25,10 @@ type command struct {
 	summary string
 	hidden  bool
 	run     func(args []string, s stdio) int
+	// flags, when set, builds the command's flag set (unparsed): its flags
+	// can then be set in the configuration file's table of the command's
+	// name (config.go).
+	flags func() *flag.FlagSet
 }
 
 var commands = map[string]command{}

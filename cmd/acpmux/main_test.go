@@ -23,6 +23,14 @@ func TestMain(m *testing.M) {
 	// as "acpmux" (which passes its environment on to the agent it starts).
 	if filepath.Base(os.Args[0]) != "acpmux" {
 		acptest.MaybeRunAgent()
+		// No test reads the configuration file of the user running it, or
+		// writes to the user's default state file: an acpmux started
+		// without --state (and every acpmux it starts) uses one of its own.
+		os.Setenv("XDG_CONFIG_HOME", filepath.Join(os.TempDir(), "acpmux-test-no-config"))
+		if dir, err := os.MkdirTemp("", "acpmux-test-state-"); err == nil {
+			os.Setenv("XDG_STATE_HOME", dir)
+			stateDir = dir
+		}
 	}
 	testscript.Main(optionalM{m}, map[string]func(){
 		"acpmux": func() { os.Exit(Main(os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})) },
@@ -33,7 +41,16 @@ func TestMain(m *testing.M) {
 // skipped (optional.Run).
 type optionalM struct{ m *testing.M }
 
-func (o optionalM) Run() int { return optional.Run(o.m) }
+func (o optionalM) Run() int {
+	code := optional.Run(o.m)
+	if stateDir != "" {
+		os.RemoveAll(stateDir)
+	}
+	return code
+}
+
+// stateDir is the XDG_STATE_HOME of this test run, removed at its end.
+var stateDir string
 
 // TestHelpCommand: "acpmux help X" prints the same help as "acpmux X
 // --help" for every listed command, on stdout with status 0; an unknown or

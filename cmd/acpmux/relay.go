@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"time"
 
 	"github.com/acpmux/acpmux/bridge"
@@ -32,6 +34,8 @@ type relayFlags struct {
 	headless        bool
 	autoApprove     string
 	gate            gateFlags // gate_flags.go
+	notify          stringList
+	notifyAfter     time.Duration
 }
 
 func (f *relayFlags) register(fs *flag.FlagSet) {
@@ -46,20 +50,23 @@ func (f *relayFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.autoApprove, "auto-approve", "", "for unattended runs: allow_once answers every confirmation the policy leaves to ask with its offered allow_once option (never a plan-mode one-off, never an unoffered one-time choice), journalled as acpmux:auto-approve")
 	fs.BoolVar(&f.headless, "headless", false, "the IDE on stdio (or a script) drives the agent but is never asked for confirmations: they wait for the page, the decisions API (--listen) or acpmux decisions, and time out closed")
 	f.gate.register(fs)
+	registerNotifyFlags(fs, &f.notify, &f.notifyAfter) // notify.go
 }
 
 // relay is one agent behind the bridge with the broker, the store and the
 // optional HTTP server wired in.
 type relay struct {
-	log    *slog.Logger
-	stderr io.Writer
-	bridge *bridge.Bridge
-	agent  *bridge.Agent
-	broker *confirm.Broker
-	store  stateStore
-	server *http.Server
-	ln     net.Listener
-	gate   *gateConfig
+	log      *slog.Logger
+	stderr   io.Writer
+	bridge   *bridge.Bridge
+	agent    *bridge.Agent
+	broker   *confirm.Broker
+	store    stateStore
+	server   *http.Server
+	ln       net.Listener
+	gate     *gateConfig
+	metrics  *metrics  // metrics.go
+	notifier *notifier // notify.go; nil without --notify
 }
 
 // startRelay starts the agent argv and everything around it. On error
@@ -93,6 +100,14 @@ func (f *relayFlags) validate() error {
 	if f.queueLen < 1 {
 		return fmt.Errorf("--host-queue %d: must be at least 1", f.queueLen)
 	}
+	for _, u := range f.notify {
+		if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return fmt.Errorf("--notify %q: want an http:// or https:// URL", redactURL(u))
+		}
+	}
+	if f.notifyAfter <= 0 {
+		return fmt.Errorf("--notify-after %v: must be more than 0", f.notifyAfter)
+	}
 	return nil
 }
 
@@ -117,13 +132,22 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 		log.Info("cancelled decisions left open by a previous acpmux", "count", n, "reason", store.ReasonBridgeRestart)
 	}
 	r := &relay{log: log, stderr: stderr, store: st, gate: gate}
+	r.metrics = newMetrics(r.stats)
+	var onOpen func(*confirm.Decision)
+	if len(f.notify) > 0 {
+		host, _ := os.Hostname()
+		r.notifier = newNotifier(f.notify, f.notifyAfter, fmt.Sprintf("acpmux@%s (%s)", host, gate.agent), log)
+		onOpen = r.notifier.opened
+	}
 	broker, err := confirm.NewBroker(gate.apply(confirm.Options{
 		Store:          st,
 		DefaultTimeout: f.decisionTimeout,
 		MaxOpen:        f.maxOpen,
 		AutoApprove:    f.autoApprove == "allow_once",
 		Logger:         log,
-		Classify:       classifyCommand,
+		Classify:       r.metrics.classify(classifyCommand),
+		Metrics:        r.metrics,
+		OnOpen:         onOpen,
 	}))
 	if err != nil {
 		st.Close()
@@ -147,11 +171,12 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 	log.Info("agent started", "argv", argv, "pid", agent.Pid(), "state", st.Path())
 	r.agent = agent
 	r.bridge = bridge.New(agent, bridge.Options{
-		MaxLineBytes: f.maxLineBytes,
-		GracePeriod:  f.grace,
-		Logger:       log,
-		Broker:       broker,
-		Presenters:   extra,
+		MaxLineBytes:    f.maxLineBytes,
+		GracePeriod:     f.grace,
+		Logger:          log,
+		Broker:          broker,
+		Presenters:      extra,
+		NoAgentPlanMode: gate.noAgentPlan,
 	})
 	return r, nil
 }
@@ -184,12 +209,16 @@ func (r *relay) listen(f *relayFlags, broker *confirm.Broker) error {
 		"GET /acp": http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 			r.bridge.ServeWebSocket(w, req, f.queueLen)
 		}),
+		"GET /metrics": r.metrics.handler(),
 		"GET /{$}":     web.Index(),
 		"GET /static/": web.Static(),
 	}
 	r.server = httpapi.NewServer(httpapi.New(broker, httpapi.Options{Addr: ln.Addr().String(), Token: token, Version: version,
 		Logger: r.log, Routes: routes}), r.log)
 	base := "http://" + ln.Addr().String()
+	if r.notifier != nil {
+		r.notifier.page = base + "/"
+	}
 	r.log.Info("decisions API listening", "url", base, "acp", "ws://"+ln.Addr().String()+"/acp", "token_file", tokenFile)
 	fmt.Fprintf(r.stderr, "acpmux: approvals page: %s/?token=%s\n", base, token)
 	return nil
@@ -217,6 +246,9 @@ func (r *relay) run(ctx context.Context) int {
 		r.log.Debug("the bridge stopped the agent", "err", err)
 	}
 	code := r.agent.ExitCode()
+	if r.notifier != nil {
+		r.notifier.close()
+	}
 	r.closeServer()
 	<-serverDone
 	stopBroker()
@@ -225,6 +257,15 @@ func (r *relay) run(ctx context.Context) int {
 		r.log.Warn("close decision store", "err", err)
 	}
 	return code
+}
+
+// stats reads the bridge's counters for the metrics; the HTTP server starts
+// only after the bridge exists.
+func (r *relay) stats() (bridge.Stats, bool) {
+	if r.bridge == nil {
+		return bridge.Stats{}, false
+	}
+	return r.bridge.Stats(), true
 }
 
 func (r *relay) closeServer() {

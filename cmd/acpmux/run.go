@@ -15,7 +15,8 @@ import (
 )
 
 func init() {
-	register(command{name: "run", summary: "relay ACP between the IDE on stdio and an agent (the main job)", run: runMain})
+	register(command{name: "run", summary: "relay ACP between the IDE on stdio and an agent (the main job)", run: runMain,
+		flags: func() *flag.FlagSet { fs, _ := runFlagSet(); return fs }})
 }
 
 const runUsage = `Usage: acpmux run [flags] -- AGENT [ARGS...]
@@ -50,10 +51,17 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.queueLen, "host-queue", bridge.DefaultHostQueueLen, "messages queued per remote host before it is disconnected as too slow")
 }
 
-func runMain(args []string, s stdio) int {
+// runFlagSet builds the flag set of "acpmux run".
+func runFlagSet() (*flag.FlagSet, *relayFlags) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	var f relayFlags
+	f := new(relayFlags)
 	f.register(fs)
+	registerConfigFlag(fs)
+	return fs, f
+}
+
+func runMain(args []string, s stdio) int {
+	fs, f := runFlagSet()
 	flagArgs, argv, _ := splitDashDash(args)
 	help := func(w io.Writer) {
 		fmt.Fprint(w, runUsage)
@@ -62,6 +70,10 @@ func runMain(args []string, s stdio) int {
 	}
 	if done, code := parseArgs("run", fs, s, help, func() error { return fs.Parse(flagArgs) }); done {
 		return code
+	}
+	if _, _, err := applyConfig("run", fs); err != nil {
+		fmt.Fprintln(s.err, "acpmux run:", err)
+		return 2
 	}
 	if err := f.validate(); err != nil {
 		fmt.Fprintln(s.err, "acpmux run:", err)
@@ -82,7 +94,7 @@ func runMain(args []string, s stdio) int {
 	defer closeLog()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	r, err := startRelay(&f, argv, s.err, log)
+	r, err := startRelay(f, argv, s.err, log)
 	if err != nil {
 		fmt.Fprintln(s.err, "acpmux run:", err)
 		var usage usageError
@@ -98,7 +110,7 @@ func runMain(args []string, s stdio) int {
 		bridge.GrowPipe(f) // larger writes to the IDE during bursts
 	}
 	in, closer := pollableStdin(s.in)
-	r.bridge.AddHost(bridge.NewHost("stdio", bridge.NewNDJSONConn(in, s.out, closer, f.maxLineBytes), bridge.HostOptions{Blocking: true, QueueLen: f.queueLen, Driver: f.headless}))
+	r.bridge.AddHost(bridge.NewHost("stdio", bridge.NewNDJSONConn(in, s.out, closer, f.maxLineBytes), bridge.HostOptions{Blocking: true, QueueLen: f.queueLen, Driver: f.headless, Kind: "stdio"}))
 	return r.run(ctx)
 }
 

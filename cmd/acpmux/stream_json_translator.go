@@ -492,7 +492,7 @@ func (t *translator) answer(r streamjson.ResponseBody) {
 	}
 	t.reply(id, streamjson.SelectedOutcome(v))
 	if v.Interrupt {
-		t.interrupt()
+		t.interrupt("")
 	}
 }
 
@@ -502,16 +502,26 @@ func (t *translator) answer(r streamjson.ResponseBody) {
 // session/cancel goes first, so that the relay closes the session's open
 // decisions as cancelled (ACP "Prompt Turn", Cancellation); the cancelled
 // answers that follow are then late and ignored.
-func (t *translator) interrupt() {
+//
+// The script's lines (each control_cancel_request, then the interrupt's
+// own success response when requestID is not "") are written before the
+// session/cancel, so they always come before the turn's result.
+func (t *translator) interrupt(requestID string) {
 	t.mu.Lock()
 	sid := t.sid
 	t.mu.Unlock()
+	pending := t.conf.Interrupt()
+	for _, a := range pending {
+		t.emit(&streamjson.ControlCancelRequest{RequestID: a.RequestID})
+	}
+	if requestID != "" {
+		t.success(requestID)
+	}
 	t.notify(acp.MethodSessionCancel, map[string]string{"sessionId": sid})
-	for _, a := range t.conf.Interrupt() {
+	for _, a := range pending {
 		if id := t.forget(a.RequestID); id != nil {
 			t.reply(id, streamjson.CancelledOutcome())
 		}
-		t.emit(&streamjson.ControlCancelRequest{RequestID: a.RequestID})
 	}
 }
 
@@ -562,7 +572,7 @@ func (t *translator) endInput() {
 	}
 	if running {
 		t.log.Info("stream-json: stdin closed; cancelling the running turn")
-		t.interrupt()
+		t.interrupt("")
 	}
 	select {
 	case <-t.turnsEnd:
@@ -750,8 +760,7 @@ func (t *translator) control(c *streamjson.ControlRequest) {
 		}
 		t.emit(resp)
 	case *streamjson.InterruptRequest:
-		t.interrupt()
-		t.success(c.RequestID)
+		t.interrupt(c.RequestID)
 	case *streamjson.SetPermissionModeRequest:
 		t.setPermissionMode(c.RequestID, r.Mode)
 	case *streamjson.SetModelRequest:

@@ -116,6 +116,18 @@ function onUpdate(params) {
   t.scrollTop = t.scrollHeight;
 }
 
+// onBlocked adds a line to the session's transcript for a request the gate
+// refused without asking anyone (_acpmux/blocked, docs/plan-mode.md).
+function onBlocked(p) {
+  const s = session(p.sessionId);
+  s.agentPara = null;
+  const what = p.route === 'deny' ? 'Denied by policy: ' : 'Blocked in plan mode: ';
+  const line = visible(el('div', 'blocked'), '⛔ ' + what + (p.command || '') +
+    (p.class ? ' (' + p.class + ')' : '') + (p.rule ? ' [' + p.rule + ']' : ''));
+  s.transcript.append(line);
+  s.transcript.scrollTop = s.transcript.scrollHeight;
+}
+
 function refreshPendingCount() {
   let n = 0;
   for (const c of cards.values()) if (c.open) n++;
@@ -213,6 +225,7 @@ function onMessage(ev) {
       return;
     }
     case '_acpmux/permission_resolved': onResolved(m.params || {}); return;
+    case '_acpmux/blocked': onBlocked(m.params || {}); return;
   }
   if (isRequest) send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'the acpmux page does not serve ' + m.method } });
 }
