@@ -1,8 +1,8 @@
 package bridge
 
 import (
-	"encoding/json"
 	"cmp"
+	"encoding/json"
 	"errors"
 
 	"github.com/acpmux/acpmux/acp"
