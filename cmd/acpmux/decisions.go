@@ -58,7 +58,7 @@ type decisionsFlags struct {
 
 func (f *decisionsFlags) register(fs *flag.FlagSet) {
 	defTok, _ := httpapi.DefaultTokenPath()
-	fs.StringVar(&f.url, "url", os.Getenv("ACPMUX_URL"), "base URL of the API, e.g. http://127.0.0.1:7777 (env ACPMUX_URL)")
+	fs.StringVar(&f.url, "url", os.Getenv("ACPMUX_URL"), "base URL of the API, e.g. http://127.0.0.1:7777, or the approvals page link with its ?token= (then that token is used) (env ACPMUX_URL)")
 	fs.StringVar(&f.tokenFile, "token-file", envOr("ACPMUX_TOKEN_FILE", defTok), "file holding the bearer token (env ACPMUX_TOKEN_FILE)")
 	fs.StringVar(&f.session, "session", "", "ACP session id")
 	fs.StringVar(&f.status, "status", "", "list: only decisions with this status")
@@ -188,10 +188,16 @@ type apiClient struct {
 }
 
 func newAPIClient(f decisionsFlags) (*apiClient, error) {
-	u, err := url.Parse(strings.TrimRight(f.url, "/"))
+	u, err := url.Parse(f.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("--url %q: want http://HOST:PORT", f.url)
 	}
+	// The approvals page link (http://HOST:PORT/?token=…) works too: its
+	// token is used, and only the scheme and host are kept.
+	if tok := u.Query().Get("token"); tok != "" {
+		return &apiClient{base: &url.URL{Scheme: u.Scheme, Host: u.Host}, token: tok, http: &http.Client{Timeout: f.timeout}}, nil
+	}
+	u.RawQuery, u.Fragment, u.Path = "", "", strings.TrimRight(u.Path, "/")
 	b, err := os.ReadFile(f.tokenFile)
 	if err != nil {
 		return nil, fmt.Errorf("read token: %w", err)

@@ -225,3 +225,19 @@ func TestDecisionsCLIAnswersRunningRelay(t *testing.T) {
 		t.Errorf("resolved notice %v", p)
 	}
 }
+
+// TestDecisionsCLIAcceptsThePageLink: the approvals page link that
+// acpmux run --listen prints (http://HOST:PORT/?token=…) works as
+// --url: its token is used, without a token file.
+func TestDecisionsCLIAcceptsThePageLink(t *testing.T) {
+	r := startRelayProcess(t, permAgentScript, "--state", ":memory:")
+	link := r.apiURL + "/?token=" + r.token
+	out, err := exec.Command("acpmux", "decisions", "list", "--url", link, "--token-file", filepath.Join(t.TempDir(), "none")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("decisions list --url PAGE-LINK: %v\n%s", err, out)
+	}
+	out, err = exec.Command("acpmux", "decisions", "list", "--url", r.apiURL+"/?token=wrong").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "401") {
+		t.Fatalf("a wrong token in the link: %v %s, want a 401 error", err, out)
+	}
+}

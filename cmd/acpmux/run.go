@@ -116,6 +116,7 @@ func runMain(args []string, s stdio) int {
 
 const zedExample = `  "agent_servers": {
     "Claude via acpmux": {
+      "type": "custom",
       "command": "acpmux",
       "args": ["run", "--", "npx", "@agentclientprotocol/claude-agent-acp"]
     }

@@ -18,7 +18,18 @@ import (
 )
 
 func init() {
-	register(command{name: "stream-json", summary: "drive an ACP agent from a stream-json script or SDK (Claude Agent SDK, Qwen Code SDK) on stdio", run: streamJSONMain})
+	register(command{name: "stream-json", summary: "drive an ACP agent from a stream-json script or SDK (Claude Agent SDK, Qwen Code SDK) on stdio", run: streamJSONMain,
+		flags: func() *flag.FlagSet { fs, _ := sjFlagSet(); return fs }})
+}
+
+// sjFlagSet builds the flag set of "acpmux stream-json" (its own flags;
+// the SDKs' flags are sorted out before it parses).
+func sjFlagSet() (*flag.FlagSet, *sjFlags) {
+	fs := flag.NewFlagSet("stream-json", flag.ContinueOnError)
+	f := new(sjFlags)
+	f.register(fs)
+	registerConfigFlag(fs)
+	return fs, f
 }
 
 const streamJSONUsage = `Usage: acpmux stream-json [flags] -- AGENT [ARGS...]
@@ -132,9 +143,7 @@ func agentArgv(argv, rest []string, dashDash bool) ([]string, error) {
 }
 
 func streamJSONMain(args []string, s stdio) int {
-	fs := flag.NewFlagSet("stream-json", flag.ContinueOnError)
-	var f sjFlags
-	f.register(fs)
+	fs, f := sjFlagSet()
 	flagArgs, argv, dashDash := splitDashDash(args)
 	known, sdk, rest := splitSDKArgs(fs, flagArgs)
 	help := func(w io.Writer) {
@@ -143,6 +152,10 @@ func streamJSONMain(args []string, s stdio) int {
 	}
 	if done, code := parseArgs("stream-json", fs, s, help, func() error { return fs.Parse(known) }); done {
 		return code
+	}
+	if _, _, err := applyConfig("stream-json", fs); err != nil {
+		fmt.Fprintln(s.err, "acpmux stream-json:", err)
+		return 2
 	}
 	fs.Visit(func(fl *flag.Flag) {
 		if fl.Name == "mode" {
