@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log"
 	"os"
 	"sync"
 	"time"
@@ -24,7 +26,9 @@ func demoAgentMain(args []string, s stdio) int {
 	in, closer := pollableStdin(s.in)
 	stream := &bridge.ObjectStream{C: bridge.NewNDJSONConn(in, s.out, closer, 0)}
 	a := &demoAgent{}
-	conn := jsonrpc2.NewConn(ctx, stream, a)
+	// The library's own log lines ("ignoring response …" when acpmux
+	// withdraws a request at Ctrl-C) are not for the demo's user.
+	conn := jsonrpc2.NewConn(ctx, stream, a, jsonrpc2.SetLogger(log.New(io.Discard, "", 0)))
 	<-conn.DisconnectNotify()
 	a.wg.Wait()
 	return 0
