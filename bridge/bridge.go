@@ -91,6 +91,7 @@ type Bridge struct {
 	agentCalls map[string]string
 	calls      map[string]*call // bridge id key → host request in flight
 	sessions   map[string]*session
+	teammates  map[string]*Host // teammate name → its connection (docs/teammates.md)
 	init       initState
 	agentGone  bool
 	stopping   bool

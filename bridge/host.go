@@ -36,6 +36,9 @@ type Host struct {
 	Blocking bool
 	// Driver: never asked for confirmations (HostOptions.Driver).
 	Driver bool
+	// teammate is the name the host said in _acpmux/teammate/hello, or
+	// "" (guarded by the bridge's mu; docs/teammates.md).
+	teammate string
 
 	conn     Conn
 	queue    chan [][]byte // batches of messages, in order
