@@ -128,7 +128,9 @@ func agentGot(t *testing.T, agentLog, id string) string {
 	for _, l := range strings.Split(string(log), "\n") {
 		if strings.Contains(l, `"id":"`+id+`"`) && strings.Contains(l, `"result"`) {
 			var m struct {
-				Result struct{ Outcome struct{ Outcome, OptionID string } }
+				Result struct {
+					Outcome struct{ Outcome, OptionID string }
+				}
 			}
 			json.Unmarshal([]byte(l[strings.Index(l, "{"):]), &m)
 			return m.Result.Outcome.Outcome + ":" + m.Result.Outcome.OptionID
