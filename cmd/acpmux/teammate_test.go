@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -415,5 +416,107 @@ func TestTeammateUpstreamLostMidDecision(t *testing.T) {
 	waitText(t, carol.runningRelay, "done1")
 	if got := agentGot(t, carol.agentLog, "p1"); got != "selected:reject" {
 		t.Errorf("carol's agent got %q, want the reject option at the timeout", got)
+	}
+}
+
+// TestTeammateReoffersAfterReconnectAndIgnoresLateAnswers: the lead drops
+// the connection on the first ask; the teammate reconnects (backoff) and
+// offers the same decision again, whose allow is delivered once. The
+// second decision is answered first by the teammate's IDE: the lead gets
+// _acpmux/teammate/withdraw, and the allow it sends afterwards (stale) is
+// not delivered.
+func TestTeammateReoffersAfterReconnectAndIgnoresLateAnswers(t *testing.T) {
+	type askMsg struct {
+		id  string
+		did string
+		sha string
+	}
+	asks := make(chan askMsg, 16)
+	var conns atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{"acp"}})
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		first := conns.Add(1) == 1
+		ctx := context.Background()
+		var held *askMsg
+		for {
+			_, data, err := c.Read(ctx)
+			if err != nil {
+				return
+			}
+			var m struct {
+				ID     json.RawMessage
+				Method string
+				Params struct{ DecisionID, Title, DisplayedTextSha256 string }
+			}
+			json.Unmarshal(data, &m)
+			switch m.Method {
+			case "_acpmux/teammate/hello":
+				c.Write(ctx, websocket.MessageText, []byte(`{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{}}`))
+			case "_acpmux/teammate/ask":
+				a := askMsg{string(m.ID), m.Params.DecisionID, m.Params.DisplayedTextSha256}
+				asks <- a
+				switch {
+				case first:
+					return // the lead goes away mid-decision
+				case m.Params.Title == "touch x":
+					res := `{"outcome":{"outcome":"selected","optionId":"allow"},"displayedTextSha256":"` + a.sha + `"}`
+					c.Write(ctx, websocket.MessageText, []byte(`{"jsonrpc":"2.0","id":`+a.id+`,"result":`+res+`}`))
+				default:
+					held = &a
+				}
+			case "_acpmux/teammate/withdraw":
+				if held != nil && m.Params.DecisionID == held.did {
+					res := `{"outcome":{"outcome":"selected","optionId":"allow"},"displayedTextSha256":"` + held.sha + `"}`
+					c.Write(ctx, websocket.MessageText, []byte(`{"jsonrpc":"2.0","id":`+held.id+`,"result":`+res+`}`))
+					asks <- askMsg{id: "withdrawn", did: held.did}
+				}
+			}
+		}
+	}))
+	defer srv.Close()
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(tokenFile, []byte("t"), 0o600)
+	agentLog := filepath.Join(t.TempDir(), "agent.ndjson")
+	r := startRelayProcessEnv(t, teammateScript, []string{acptest.EnvLog + "=" + agentLog},
+		"--state", ":memory:", "--upstream", "ws"+strings.TrimPrefix(srv.URL, "http")+"/acp", "--upstream-token-file", tokenFile, "--name", "alice")
+	r.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	r.waitFor(t, "")
+	r.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
+	r.waitFor(t, "")
+	r.send(t, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`)
+	next := func() askMsg {
+		select {
+		case a := <-asks:
+			return a
+		case <-time.After(20 * time.Second):
+			t.Fatal("the lead got no ask")
+			return askMsg{}
+		}
+	}
+	a1, a2 := next(), next()
+	if a1.did == "" || a2.did != a1.did {
+		t.Fatalf("after the reconnect the lead was offered %q, before %q; want the same decision", a2.did, a1.did)
+	}
+	waitText(t, r, "done1")
+	if got := agentGot(t, agentLog, "p1"); got != "selected:allow" {
+		t.Errorf("p1: the agent got %q, want the lead's allow", got)
+	}
+	id, _, _ := presentedMeta(t, permissionOf(t, r, "s1"))
+	next() // the lead holds the ask of p2
+	r.send(t, `{"jsonrpc":"2.0","id":`+string(id)+`,"result":{"outcome":{"outcome":"selected","optionId":"reject"}}}`)
+	if w := next(); w.id != "withdrawn" {
+		t.Fatalf("want the lead to get a withdraw, got %+v", w)
+	}
+	waitText(t, r, "done2")
+	log, _ := os.ReadFile(agentLog)
+	if n := strings.Count(string(log), `"id":"p1","result"`); n != 1 {
+		t.Errorf("p1 answered %d times", n)
+	}
+	if got := agentGot(t, agentLog, "p2"); got != "selected:reject" {
+		t.Errorf("p2: the agent got %q, want the IDE's reject, never the lead's late allow", got)
 	}
 }
