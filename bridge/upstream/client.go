@@ -28,8 +28,8 @@ const (
 type Options struct {
 	// URL is the lead's /acp WebSocket (ws://HOST:PORT/acp).
 	URL string
-	// Token is the lead's bearer token (sent as the
-	// "acpmux.bearer.TOKEN" subprotocol, docs/web.md).
+	// Token is the lead's bearer token, sent in the Authorization header
+	// of the upgrade, as acpmux attach does (docs/web.md).
 	Token string
 	// Name is this teammate's name ([CheckName]).
 	Name string
