@@ -96,6 +96,7 @@ type Bridge struct {
 	calls      map[string]*call // bridge id key → host request in flight
 	own        map[string]bool  // bridge id keys of acpmux's own requests to the agent (agent_plan.go)
 	sessions   map[string]*session
+	teammates  map[string]*Host // teammate name → its connection (docs/teammates.md)
 	init       initState
 	agentGone  bool
 	stopping   bool

@@ -38,6 +38,9 @@ type Host struct {
 	Blocking bool
 	// Driver: never asked for confirmations (HostOptions.Driver).
 	Driver bool
+	// teammate is the name the host said in _acpmux/teammate/hello, or
+	// "" (guarded by the bridge's mu; docs/teammates.md).
+	teammate string
 
 	kind     string      // HostOptions.Kind, for Stats
 	notices  atomic.Bool // its initialize advertised clientCapabilities.session.notices

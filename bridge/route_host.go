@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/acpmux/acpmux/acp"
+	"github.com/acpmux/acpmux/bridge/upstream"
 )
 
 // readHost reads host messages until the host disconnects.
@@ -109,6 +110,10 @@ func (b *Bridge) hostRequest(h *Host, msg []byte, env acp.Envelope) {
 	b.trackHostMode(h, env.Method, params)
 	if env.Method == MethodSessionAttach {
 		b.attach(h, c.origID, params)
+		return
+	}
+	if isTeammateMethod(env.Method) {
+		b.teammateRequest(h, c.origID, env.Method, params)
 		return
 	}
 	bid, bkey := b.mintBridgeID()
@@ -259,6 +264,12 @@ func (b *Bridge) forwardRequest(h *Host, c *call, bid []byte, bkey string, msg [
 // on session/cancel and $/cancel_request.
 func (b *Bridge) hostNotification(h *Host, msg []byte, env acp.Envelope) {
 	params := env.Params.Bytes(msg)
+	if isTeammateMethod(env.Method) {
+		if env.Method == upstream.MethodWithdraw {
+			b.teammateWithdraw(h, params)
+		}
+		return
+	}
 	switch env.Method {
 	case acp.MethodSessionCancel:
 		sid := acp.MemberString(params, "sessionId")
@@ -409,6 +420,7 @@ func (b *Bridge) hostLeft(h *Host) {
 	for _, s := range b.sessions {
 		s.removeHost(h)
 	}
+	b.teammateLeftLocked(h)
 	b.mu.Unlock()
 	h.mu.Lock()
 	outgoing := h.outgoing

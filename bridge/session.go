@@ -9,10 +9,15 @@ import (
 // SessionAlive reports whether session sid is known to the bridge and its
 // agent is still running: the revalidation a confirmation needs before its
 // answer reaches the agent (docs/decisions.md). It implements
-// [confirm.Sessions]. Safe for concurrent use.
+// [confirm.Sessions]. A teammate's session "teammate:NAME/SESSION" is
+// alive while teammate NAME is connected (docs/teammates.md). Safe for
+// concurrent use.
 func (b *Bridge) SessionAlive(sid string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if name, ok := teammateOfSession(sid); ok && b.sessions[sid] == nil {
+		return b.teammates[name] != nil && !b.agentGone
+	}
 	return b.sessions[sid] != nil && !b.agentGone
 }
 

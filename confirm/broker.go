@@ -276,7 +276,14 @@ func (b *Broker) open(ctx context.Context, req Request) (*Decision, json.RawMess
 		return d, nil, err
 	}
 	snap.Options = opts
-	b.finishSnapshot(&snap)
+	if req.Relayed != nil {
+		relaySnapshot(&snap, *req.Relayed)
+		if snap.DisplayedTextSHA256 != req.Relayed.DisplayedTextSHA256 {
+			return nil, nil, fmt.Errorf("%w: relayed decision: displayed text hashes to %s, not %s", acp.ErrInvalidParams, snap.DisplayedTextSHA256, req.Relayed.DisplayedTextSHA256)
+		}
+	} else {
+		b.finishSnapshot(&snap)
+	}
 	b.routeSnapshot(&snap, req.Producer)
 	return b.create(ctx, id, snap, timeout)
 }
@@ -335,6 +342,19 @@ func (b *Broker) finishSnapshot(s *Snapshot) {
 		s.Warnings = append(s.Warnings, warn)
 	}
 	s.Warnings = append(s.Warnings, hiddenWarnings(s.Title, s.Command)...)
+	s.DisplayedText = displayedText(s)
+	s.DisplayedTextSHA256 = sha256Hex([]byte(s.DisplayedText))
+}
+
+// relaySnapshot fills the displayed fields of s from r, verbatim.
+func relaySnapshot(s *Snapshot, r Relayed) {
+	s.Title, s.Command = r.Title, r.Command
+	if r.Classification != nil {
+		c := *r.Classification
+		c.Reasons = append([]string(nil), c.Reasons...)
+		s.Classification = &c
+	}
+	s.Warnings = append([]string{}, r.Warnings...)
 	s.DisplayedText = displayedText(s)
 	s.DisplayedTextSHA256 = sha256Hex([]byte(s.DisplayedText))
 }

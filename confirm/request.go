@@ -41,6 +41,25 @@ type Request struct {
 	// Producer is the id of the host that owns the session, recorded in
 	// the audit row (PlanItem.Producer).
 	Producer string
+	// Relayed, when not nil, is what another bridge (a teammate, see
+	// docs/teammates.md) already derived and showed for its own decision:
+	// the snapshot takes its title, command, classification and warnings
+	// verbatim instead of deriving them, so every hop shows the same
+	// warnings byte for byte.
+	Relayed *Relayed
+}
+
+// Relayed is the displayed part of a decision of another bridge
+// (Request.Relayed). DisplayedTextSHA256 is that bridge's
+// Snapshot.DisplayedTextSHA256: Ask refuses the request (an error
+// wrapping acp.ErrInvalidParams, no decision opened) when the snapshot it
+// builds from these fields, the Cwd and the options hashes differently.
+type Relayed struct {
+	Title               string
+	Command             string
+	Classification      *Classification
+	Warnings            []string
+	DisplayedTextSHA256 string
 }
 
 // Timeout bounds of a decision (docs/decisions.md, "Timeouts").

@@ -11,10 +11,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/acpmux/acpmux/bridge"
 	"github.com/acpmux/acpmux/bridge/httpapi"
+	"github.com/acpmux/acpmux/bridge/upstream"
 	"github.com/acpmux/acpmux/bridge/web"
 	"github.com/acpmux/acpmux/classify"
 	"github.com/acpmux/acpmux/confirm"
@@ -33,6 +35,9 @@ type relayFlags struct {
 	maxOpen         int
 	headless        bool
 	autoApprove     string
+	upstream        string
+	upstreamToken   string
+	name            string
 	gate            gateFlags // gate_flags.go
 	notify          stringList
 	notifyAfter     time.Duration
@@ -49,6 +54,9 @@ func (f *relayFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.decisionTimeout, "decision-timeout", confirm.DefaultTimeout, "how long a permission request waits for an answer before it fails closed (at most 24h; 0 means the default)")
 	fs.StringVar(&f.autoApprove, "auto-approve", "", "for unattended runs: allow_once answers every confirmation the policy leaves to ask with its offered allow_once option (never a plan-mode one-off, never an unoffered one-time choice), journalled as acpmux:auto-approve")
 	fs.BoolVar(&f.headless, "headless", false, "the IDE on stdio (or a script) drives the agent but is never asked for confirmations: they wait for the page, the decisions API (--listen) or acpmux decisions, and time out closed")
+	fs.StringVar(&f.upstream, "upstream", "", "run as a teammate of the lead acpmux at this /acp WebSocket URL (ws://HOST:PORT/acp): every confirmation is also offered there; needs --name (docs/teammates.md)")
+	fs.StringVar(&f.upstreamToken, "upstream-token-file", "", "file with the lead's bearer token, for --upstream (default $XDG_STATE_HOME/acpmux/token)")
+	fs.StringVar(&f.name, "name", "", "this teammate's name at the lead, for --upstream: 1-64 of A-Z a-z 0-9 . _ -")
 	f.gate.register(fs)
 	registerNotifyFlags(fs, &f.notify, &f.notifyAfter) // notify.go
 }
@@ -62,6 +70,7 @@ type relay struct {
 	agent    *bridge.Agent
 	broker   *confirm.Broker
 	store    stateStore
+	up       *upstream.Client // --upstream, or nil
 	server   *http.Server
 	ln       net.Listener
 	gate     *gateConfig
@@ -93,6 +102,16 @@ func (f *relayFlags) validate() error {
 	}
 	if f.autoApprove != "" && f.autoApprove != "allow_once" {
 		return fmt.Errorf("--auto-approve %q: the only value is allow_once", f.autoApprove)
+	}
+	if f.upstream != "" {
+		if !strings.HasPrefix(f.upstream, "ws://") && !strings.HasPrefix(f.upstream, "wss://") {
+			return fmt.Errorf("--upstream %q: want ws://HOST:PORT/acp", f.upstream)
+		}
+		if err := upstream.CheckName(f.name); err != nil {
+			return fmt.Errorf("--name: %w", err)
+		}
+	} else if f.name != "" || f.upstreamToken != "" {
+		return errors.New("--name and --upstream-token-file need --upstream")
 	}
 	if f.maxOpen < 1 {
 		return fmt.Errorf("--max-open-decisions %d: must be at least 1", f.maxOpen)
@@ -162,6 +181,14 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 		}
 		extra = append(extra, httpapi.Presenter{})
 	}
+	if f.upstream != "" {
+		if err := r.teammate(f, broker); err != nil {
+			r.closeServer()
+			st.Close()
+			return nil, err
+		}
+		extra = append(extra, r.up)
+	}
 	agent, err := bridge.StartAgent(bridge.AgentOptions{Argv: argv, Stderr: stderr, MaxLineBytes: f.maxLineBytes})
 	if err != nil {
 		r.closeServer()
@@ -179,6 +206,25 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 		NoAgentPlanMode: gate.noAgentPlan,
 	})
 	return r, nil
+}
+
+// teammate builds the --upstream client (started by run).
+func (r *relay) teammate(f *relayFlags, broker *confirm.Broker) error {
+	path := f.upstreamToken
+	if path == "" {
+		p, err := httpapi.DefaultTokenPath()
+		if err != nil {
+			return fmt.Errorf("--upstream-token-file: %w", err)
+		}
+		path = p
+	}
+	tok, err := os.ReadFile(path)
+	if err != nil || strings.TrimSpace(string(tok)) == "" {
+		return fmt.Errorf("--upstream-token-file: %v", errOr(err, "empty file"))
+	}
+	r.up = upstream.New(upstream.Options{URL: f.upstream, Token: strings.TrimSpace(string(tok)), Name: f.name,
+		Broker: broker, Logger: r.log, MaxMessageBytes: int64(f.maxLineBytes)})
+	return nil
 }
 
 // listen starts the HTTP server of --listen.
@@ -231,6 +277,12 @@ func (r *relay) run(ctx context.Context) int {
 	bctx, stopBroker := context.WithCancel(context.Background())
 	brokerDone := make(chan struct{})
 	go func() { defer close(brokerDone); r.broker.Run(bctx) }()
+	upDone := make(chan struct{})
+	if r.up != nil {
+		go func() { defer close(upDone); r.up.Run(bctx) }()
+	} else {
+		close(upDone)
+	}
 	serverDone := make(chan struct{})
 	if r.server != nil {
 		go func() {
@@ -253,6 +305,7 @@ func (r *relay) run(ctx context.Context) int {
 	<-serverDone
 	stopBroker()
 	<-brokerDone
+	<-upDone
 	if err := r.store.Close(); err != nil {
 		r.log.Warn("close decision store", "err", err)
 	}
