@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -427,7 +428,19 @@ func (t *translator) permission(id, params []byte) {
 		t.mu.Lock()
 		t.emit(t.m.Permission(a)...)
 		t.m.Denied(a)
+		sid := t.sid
 		t.mu.Unlock()
+		// Answered in the broker as acpmux:no_prompts, so the journal and
+		// the API say why; the broker answers the agent and withdraws this
+		// host's copy. Without a decision id or reject option, this host
+		// answers itself.
+		if opt := rejectOptionID(a); opt != "" && meta.DecisionID != "" && t.broker != nil {
+			if _, _, err := t.broker.Answer(context.Background(), sid, meta.DecisionID, ReasonNoPrompts, confirm.Answer{OptionID: opt}); err == nil {
+				t.log.Info("stream-json: permission prompt denied at once (--permission-prompts none)", "reason", ReasonNoPrompts,
+					"decision", reqID, "toolCallId", a.ToolCallID, "title", a.Title)
+				return
+			}
+		}
 		t.reply(id, rejectOutcome(a))
 		t.log.Info("stream-json: permission prompt denied at once (--permission-prompts none)", "reason", ReasonNoPrompts,
 			"decision", reqID, "toolCallId", a.ToolCallID, "title", a.Title)
@@ -452,6 +465,16 @@ func (t *translator) permission(id, params []byte) {
 
 // rejectOutcome selects a's reject_once option, else cancels: never an
 // approval.
+// rejectOptionID is the first offered reject_once option of a, or "".
+func rejectOptionID(a streamjson.PermissionAsk) string {
+	for _, o := range a.Options {
+		if o.Kind == acp.RejectOnce {
+			return o.OptionID
+		}
+	}
+	return ""
+}
+
 func rejectOutcome(a streamjson.PermissionAsk) acp.RequestPermissionResponse {
 	for _, o := range a.Options {
 		if o.Kind == acp.RejectOnce {
