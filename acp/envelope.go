@@ -22,6 +22,7 @@ const (
 	KindResponse
 )
 
+// String returns "request", "notification", "response" or "invalid".
 func (k Kind) String() string {
 	switch k {
 	case KindRequest:

@@ -14,6 +14,7 @@ import (
 // session/request_permission requests. It implements [confirm.Presenter].
 type hostPresenter struct{ h *Host }
 
+// HostID is the host's id ([confirm.Presenter]).
 func (p hostPresenter) HostID() string { return p.h.ID }
 
 // Present sends the agent's request with the decision's warnings added

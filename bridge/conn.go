@@ -36,6 +36,7 @@ func NewNDJSONConn(r io.Reader, w io.Writer, closer io.Closer, maxLineBytes int)
 	return &ndjsonConn{lr: newLineReader(r, maxLineBytes), w: bufio.NewWriterSize(w, ioBytes), closer: closer}
 }
 
+// ReadMessage returns the next line, without its newline ([Conn]).
 func (c *ndjsonConn) ReadMessage() ([]byte, error) { return c.lr.next() }
 
 // WriteMessages writes msgs, each followed by "\n", and flushes once.
@@ -51,6 +52,7 @@ func (c *ndjsonConn) WriteMessages(msgs [][]byte) error {
 	return c.w.Flush()
 }
 
+// Close closes both directions ([Conn]).
 func (c *ndjsonConn) Close() error {
 	var err error
 	c.once.Do(func() {

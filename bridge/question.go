@@ -125,6 +125,7 @@ func (b *Bridge) askQuestion(msg []byte, env acp.Envelope, agentID []byte, occ, 
 // elicitation/create requests. It implements [confirm.Presenter].
 type questionPresenter struct{ h *Host }
 
+// HostID is the host's id ([confirm.Presenter]).
 func (p questionPresenter) HostID() string { return p.h.ID }
 
 // Present sends the agent's elicitation/create params, with any

@@ -179,6 +179,7 @@ func newCall(h *Host, msg []byte, env acp.Envelope) *call {
 // its error response has a null id (the id names another request).
 type errDuplicateID struct{ error }
 
+// Unwrap returns the wrapped error, for errors.Is.
 func (e errDuplicateID) Unwrap() error { return e.error }
 
 // errID returns the id an error response to c carries: null for a
