@@ -52,7 +52,8 @@ func (c *ndjsonConn) WriteMessages(msgs [][]byte) error {
 	return c.w.Flush()
 }
 
-// Close closes both directions ([Conn]).
+// Close closes the connection's closer (the reader's side: it ends a
+// ReadMessage in progress), once ([Conn]).
 func (c *ndjsonConn) Close() error {
 	var err error
 	c.once.Do(func() {
