@@ -74,7 +74,7 @@ type translator struct {
 	defModel string
 	early    [][]byte // session/update objects that came before the mapper
 
-	conf   *streamjson.Confirmations
+	conf      *streamjson.Confirmations
 	pmu       sync.Mutex             // guards byHost, rawID, questions
 	byHost    map[string]string      // ACP id key of a presented request → request_id
 	rawID     map[string][]byte      // request_id → ACP id of the presented request
