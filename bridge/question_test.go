@@ -224,7 +224,8 @@ func TestQuestionShownToHostsThatAttachLater(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the question never reached the API")
 		}
-		if _, body := f.http("GET", "/v1/sessions/s1/decisions?status=open", ""); len(body["decisions"].([]any)) == 1 {
+		_, body := f.http("GET", "/v1/sessions/s1/decisions?status=open", "")
+		if ds, _ := body["decisions"].([]any); len(ds) == 1 {
 			break
 		}
 	}
