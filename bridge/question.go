@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/acpmux/acpmux/acp"
@@ -120,6 +121,10 @@ func (b *Bridge) askQuestion(msg []byte, env acp.Envelope, agentID []byte, occ, 
 	}
 	b.answerAgent(agentID, resultMessage(agentID, result))
 }
+
+// errCannotElicit is why a question is not presented to a host that did
+// not advertise the elicitation mode asked.
+var errCannotElicit = errors.New("the host did not advertise this elicitation mode")
 
 // questionPresenter shows questions to one bridge host as ACP
 // elicitation/create requests. It implements [confirm.Presenter].

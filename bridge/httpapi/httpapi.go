@@ -264,7 +264,13 @@ func decodeAnswer(data []byte) (confirm.Answer, error) {
 func (s *server) answerQuestion(w http.ResponseWriter, r *http.Request, data []byte) {
 	a, err := question.DecodeAnswer(data)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_body", acp.AsError(err).Message)
+		var body ErrorBody
+		body.Error.Code, body.Error.Message = "invalid_body", acp.AsError(err).Message
+		var fe *question.FieldError
+		if errors.As(err, &fe) {
+			body.Error.Field, body.Error.Reason = fe.Field, fe.Reason
+		}
+		writeJSON(w, http.StatusBadRequest, body)
 		return
 	}
 	v, deduped, err := s.b.AnswerQuestion(r.Context(), r.PathValue("sessionId"), r.PathValue("decisionId"), s.opts.HostID, a)
@@ -276,11 +282,15 @@ func (s *server) answerQuestion(w http.ResponseWriter, r *http.Request, data []b
 }
 
 // ErrorBody is the body of every error response. Decision is set on 409 so
-// a client sees how the decision ended.
+// a client sees how the decision ended. Field and Reason are set on a 400
+// that refuses one field of a question's answer: Field is its path
+// ("action", "content" or "content.NAME"), Reason what is wrong with it.
 type ErrorBody struct {
 	Error struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
+		Field   string `json:"field,omitempty"`
+		Reason  string `json:"reason,omitempty"`
 	} `json:"error"`
 	Decision *confirm.View `json:"decision,omitempty"`
 }
@@ -305,6 +315,10 @@ func (s *server) failWith(w http.ResponseWriter, r *http.Request, err error, v c
 		status, body.Error.Code = http.StatusBadRequest, scopeError(err)
 	case errors.Is(err, confirm.ErrInvalidAnswer):
 		status, body.Error.Code = http.StatusBadRequest, "invalid_answer"
+		var fe *question.FieldError
+		if errors.As(err, &fe) {
+			body.Error.Field, body.Error.Reason = fe.Field, fe.Reason
+		}
 	default:
 		s.log.Error("httpapi: request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}

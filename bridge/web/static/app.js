@@ -219,6 +219,7 @@ function onMessage(ev) {
   switch (m.method) {
     case 'session/update': onUpdate(m.params || {}); return;
     case 'session/request_permission': onPermission(m.id, m.params || {}); return;
+    case 'elicitation/create': onQuestion(m.id, m.params || {}); return; // question.js
     case '$/cancel_request': {
       const did = byRequest.get(JSON.stringify((m.params || {}).requestId));
       if (did && cards.get(did) && cards.get(did).open) closeCard(did, 'Withdrawn', 'closed');
@@ -262,7 +263,7 @@ function connect() {
   ws.addEventListener('open', async () => {
     setStatus('live', 'live');
     try {
-      await call('initialize', { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'acpmux-web', version: '1' } });
+      await call('initialize', { protocolVersion: 1, clientCapabilities: { elicitation: { form: {}, url: {} } }, clientInfo: { name: 'acpmux-web', version: '1' } });
     } catch { /* the agent may not be initialized yet; attach still works */ }
     for (const sid of sessions.keys()) attach(sid);
     refreshSessions();
