@@ -3,9 +3,11 @@ package bridge
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -90,3 +92,52 @@ type stallConn struct{ stall chan struct{} }
 func (c stallConn) ReadMessage() ([]byte, error) { <-c.stall; return nil, io.EOF }
 func (c stallConn) WriteMessages([][]byte) error { <-c.stall; return io.ErrClosedPipe }
 func (c stallConn) Close() error                 { return nil }
+
+// TestLineReaderLinesStayIntact: lines are slices of the reader's blocks,
+// not copies; every line handed out keeps its bytes while the reader goes
+// on through many blocks, including lines split across a block boundary,
+// and appending to a line never reaches the next one.
+func TestLineReaderLinesStayIntact(t *testing.T) {
+	var in bytes.Buffer
+	var want []string
+	for i := 0; in.Len() < 4*blockBytes; i++ {
+		l := fmt.Sprintf(`{"n":%d,"pad":"%s"}`, i, strings.Repeat("p", i%3000))
+		want = append(want, l)
+		in.WriteString(l + "\n")
+	}
+	lr := newLineReader(iotest.HalfReader(&in), 0)
+	var got [][]byte
+	for {
+		l, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, l)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d lines, want %d", len(got), len(want))
+	}
+	for i := range got {
+		_ = append(got[i], 'X')
+	}
+	for i := range got {
+		if string(got[i]) != want[i] {
+			t.Fatalf("line %d = %.40q..., want %.40q...", i, got[i], want[i])
+		}
+	}
+}
+
+// TestLineReaderCapAppliesToShortLines: the cap holds for a line that fits
+// the reader's block, and the line after it is read.
+func TestLineReaderCapAppliesToShortLines(t *testing.T) {
+	lr := newLineReader(strings.NewReader(strings.Repeat("z", 101)+"\r\n"+strings.Repeat("y", 100)+"\r\n"), 100)
+	if _, err := lr.next(); !errors.Is(err, ErrLineTooLong) {
+		t.Fatalf("101 bytes with a cap of 100: %v, want ErrLineTooLong", err)
+	}
+	if got, err := lr.next(); err != nil || len(got) != 100 {
+		t.Fatalf("next line: %d bytes, %v; want 100", len(got), err)
+	}
+}
