@@ -63,7 +63,8 @@ func (p *Parser) Parse(line []byte) (Envelope, error) {
 	for k := range parserTemplates {
 		j := (p.last + k) % parserTemplates
 		if t := p.tmpls[j]; t != nil {
-			if env, ok := t.match(line); ok {
+			var env Envelope
+			if t.match(line, &env) {
 				p.last = j
 				p.hits++
 				return env, nil
@@ -82,8 +83,8 @@ func (p *Parser) Parse(line []byte) (Envelope, error) {
 }
 
 // match reports whether line is t's line with other strings in its holes,
-// and returns its envelope.
-func (t *template) match(line []byte) (Envelope, bool) {
+// and sets *env to its envelope.
+func (t *template) match(line []byte, env *Envelope) bool {
 	var ends [maxTemplateHoles + 1]int
 	pos := 0
 	n := len(t.lits) - 1
@@ -91,25 +92,25 @@ func (t *template) match(line []byte) (Envelope, bool) {
 		lit := t.lits[k]
 		q := pos + len(lit)
 		if q >= len(line) || line[q] != '"' || string(line[pos:q]) != lit {
-			return Envelope{}, false
+			return false
 		}
 		if pos = scanString(line, q); pos < 0 {
-			return Envelope{}, false
+			return false
 		}
 		ends[k+1] = pos
 	}
 	if string(line[pos:]) != t.lits[n] {
-		return Envelope{}, false
+		return false
 	}
-	env := t.env
-	for i, s := range spanPtrs(&env) {
+	*env = t.env
+	for i, s := range spanPtrs(env) {
 		if s.Present() {
 			r0, r1 := t.region[2*i], t.region[2*i+1]
 			s.Start += ends[r0] - t.ends[r0]
 			s.End += ends[r1] - t.ends[r1]
 		}
 	}
-	return env, true
+	return true
 }
 
 // learn makes a template of line, which Parse accepted with env, or

@@ -187,7 +187,7 @@ func (b *Bridge) agentNotification(msg []byte, env acp.Envelope) {
 	if env.Method == acp.MethodElicitationComplete {
 		b.agentCompleted(params)
 	}
-	if env.Method == acp.MethodSessionUpdate {
+	if env.Method == acp.MethodSessionUpdate && env.MetaNames { // no _meta: nothing to strip, no copy of env
 		if msg, env = b.stripAgentMeta(msg, env); msg == nil {
 			return
 		}
