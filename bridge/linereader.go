@@ -100,6 +100,11 @@ func (lr *lineReader) read() ([]byte, error) {
 				if len(trimEOL(line)) > lr.max {
 					return nil, lr.tooLong()
 				}
+				if cap(lr.buf) > blockBytes && 2*n < cap(lr.buf) {
+					// A shorter line in a block grown for a long one: a
+					// copy, so that keeping it does not keep that block.
+					line = append(make([]byte, 0, n), line...)
+				}
 				return line, nil
 			}
 			scanned = len(pending)
@@ -132,12 +137,14 @@ func (lr *lineReader) tooLong() error {
 }
 
 // fill reads once more, into a new block when the current one has less
-// than minReadBytes free (the line in progress moves to the new block).
+// than minReadBytes free or was grown for a long line that is done (the
+// line in progress moves to the new block).
 func (lr *lineReader) fill() {
-	if cap(lr.buf)-lr.end < minReadBytes {
+	grown := cap(lr.buf) > blockBytes && 2*(lr.end-lr.start) <= blockBytes
+	if cap(lr.buf)-lr.end < minReadBytes || grown {
 		pending := lr.buf[lr.start:lr.end]
 		size := max(blockBytes, 2*len(pending))
-		if lr.shared || cap(lr.buf) < size {
+		if lr.shared || cap(lr.buf) != size {
 			lr.buf = make([]byte, size)
 			lr.shared = false
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
+	"unsafe"
 )
 
 // TestLineReaderReportsOversizeBeforeNewline: a writer that sends more than
@@ -139,5 +140,29 @@ func TestLineReaderCapAppliesToShortLines(t *testing.T) {
 	}
 	if got, err := lr.next(); err != nil || len(got) != 100 {
 		t.Fatalf("next line: %d bytes, %v; want 100", len(got), err)
+	}
+}
+
+// TestLineReaderLongLineDoesNotPinItsBlock: after a line longer than a
+// block, the reader goes back to blocks of the usual size, and a short line
+// read with the long one does not share the long one's block.
+func TestLineReaderLongLineDoesNotPinItsBlock(t *testing.T) {
+	long := strings.Repeat("l", 3*blockBytes)
+	lr := newLineReader(strings.NewReader(long+"\n{\"short\":1}\n"), 0)
+	got, err := lr.next()
+	if err != nil || len(got) != len(long) {
+		t.Fatalf("long line: %d bytes, %v", len(got), err)
+	}
+	short, err := lr.next()
+	if err != nil || string(short) != `{"short":1}` {
+		t.Fatalf("short line: %q, %v", short, err)
+	}
+	// Read together, the short line would follow the long one's "\n".
+	if uintptr(unsafe.Pointer(&short[0]))-uintptr(unsafe.Pointer(&got[0])) == uintptr(len(got)+1) {
+		t.Error("the short line shares the long line's block: keeping it keeps that block")
+	}
+	lr.next() // io.EOF
+	if cap(lr.buf) > blockBytes {
+		t.Errorf("the reader keeps a block of %d bytes after the long line", cap(lr.buf))
 	}
 }
