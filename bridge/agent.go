@@ -85,7 +85,7 @@ func StartAgent(opts AgentOptions) (*Agent, error) {
 // yet returned as messages.
 func (a *Agent) buffered() int {
 	if c, ok := a.conn.(*ndjsonConn); ok {
-		return c.lr.r.Buffered()
+		return c.lr.buffered()
 	}
 	return 0
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acpmux/acpmux/acp"
 	"github.com/acpmux/acpmux/confirm"
 )
 
@@ -67,6 +68,8 @@ type Bridge struct {
 	// pending holds notifications the agent reader has not handed to
 	// their hosts yet (agent reader goroutine only).
 	pending []pendingBatch
+	// agentParser parses agent messages (only the agent reader uses it).
+	agentParser acp.Parser
 	// reads counts the agent reader's reads; inRead is set while it waits
 	// for input (awaitStdout tells a stuck pipe from a busy reader).
 	reads  atomic.Int64
