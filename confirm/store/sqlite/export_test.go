@@ -12,3 +12,9 @@ func SetSchemaVersionForTest(t *testing.T, s *Store, version int) {
 		t.Fatal(err)
 	}
 }
+
+// ExecForTest runs one SQL statement on s's database directly.
+func ExecForTest(s *Store, q string) error {
+	_, err := s.db.Exec(q)
+	return err
+}
