@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"time"
 )
@@ -48,6 +50,13 @@ type Token struct {
 	CreatedAt time.Time `json:"createdAt"`
 	ExpiresAt time.Time `json:"expiresAt,omitzero"` // zero: never
 	RevokedAt time.Time `json:"revokedAt,omitzero"` // zero: not revoked
+}
+
+// TokenSHA256 returns the lowercase hex SHA-256 of a bearer token: what
+// the tokens table keeps and looks tokens up by.
+func TokenSHA256(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
 }
 
 // Active reports whether t authenticates at time now: not revoked and not

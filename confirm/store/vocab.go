@@ -59,6 +59,10 @@ type Event struct {
 	Type   EventType `json:"type"`
 	Host   string    `json:"host,omitempty"`
 	Detail string    `json:"detail,omitempty"`
+	// Person is the name of the authenticated person (the bearer token's
+	// name, docs/tokens.md) whose answer or vote this event records; ""
+	// for the broker's own events and for hosts without a person.
+	Person string `json:"person,omitempty"`
 }
 
 // EventType is the kind of a journal [Event] (docs/decisions.md,

@@ -32,7 +32,8 @@ const migrationPeople = `CREATE TABLE tokens (
 		snapshot_sha256  TEXT NOT NULL,
 		at               BIGINT NOT NULL,
 		PRIMARY KEY (decision_id, person)
-	);`
+	);
+	ALTER TABLE decision_events ADD COLUMN person TEXT NOT NULL DEFAULT '';`
 
 // voteLock is the high half of the transaction-level advisory lock that
 // serialises the votes on one decision (the low half is hashtext of its

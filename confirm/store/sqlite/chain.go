@@ -84,7 +84,7 @@ var chainQueries = []struct {
 	table, query string
 	key          func(f []any) string
 }{
-	{store.ChainDecisionEvents, `SELECT decision_id, seq, at, type, host, detail, chain_seq, chain_prev, chain_hash FROM decision_events`,
+	{store.ChainDecisionEvents, `SELECT decision_id, seq, at, type, host, detail, person, chain_seq, chain_prev, chain_hash FROM decision_events`,
 		func(f []any) string { return fmt.Sprintf("decision=%v seq=%v", f[0], f[1]) }},
 	{store.ChainPlanItems, `SELECT id, session_id, decided_at, item, chain_seq, chain_prev, chain_hash FROM plan_items`,
 		func(f []any) string { return fmt.Sprintf("decision=%v", f[0]) }},

@@ -30,7 +30,8 @@ const migrationPeople = `CREATE TABLE tokens (
 		snapshot_sha256  TEXT NOT NULL,
 		at               INTEGER NOT NULL,
 		PRIMARY KEY (decision_id, person)
-	);`
+	);
+	ALTER TABLE decision_events ADD COLUMN person TEXT NOT NULL DEFAULT '';`
 
 // AddToken implements [store.People].
 func (s *Store) AddToken(ctx context.Context, t store.Token) error {

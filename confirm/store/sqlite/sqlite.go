@@ -369,10 +369,10 @@ func (s *Store) Append(ctx context.Context, id string, ev store.Event) error {
 
 // insertEvent writes ev as the next row of the hash chain (chain.go).
 func insertEvent(ctx context.Context, tx *sql.Tx, id string, ev store.Event) error {
-	content := store.ChainContent(store.ChainDecisionEvents, id, int64(ev.Seq), nanos(ev.At), string(ev.Type), ev.Host, ev.Detail)
-	_, err := chainedInsert(ctx, tx, content, `INSERT INTO decision_events (decision_id, seq, at, type, host, detail,
-		chain_seq, chain_prev, chain_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-		id, ev.Seq, nanos(ev.At), string(ev.Type), ev.Host, ev.Detail)
+	content := store.ChainContent(store.ChainDecisionEvents, id, int64(ev.Seq), nanos(ev.At), string(ev.Type), ev.Host, ev.Detail, ev.Person)
+	_, err := chainedInsert(ctx, tx, content, `INSERT INTO decision_events (decision_id, seq, at, type, host, detail, person,
+		chain_seq, chain_prev, chain_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		id, ev.Seq, nanos(ev.At), string(ev.Type), ev.Host, ev.Detail, ev.Person)
 	return err
 }
 
@@ -448,7 +448,7 @@ func getRecord(ctx context.Context, q querier, id string) (store.Record, error) 
 	if err != nil {
 		return r, fmt.Errorf("store get: %w", err)
 	}
-	rows, err := q.QueryContext(ctx, `SELECT seq, at, type, host, detail FROM decision_events
+	rows, err := q.QueryContext(ctx, `SELECT seq, at, type, host, detail, person FROM decision_events
 		WHERE decision_id = ? ORDER BY seq`, id)
 	if err != nil {
 		return r, fmt.Errorf("store get: %w", err)
@@ -458,7 +458,7 @@ func getRecord(ctx context.Context, q querier, id string) (store.Record, error) 
 		var ev store.Event
 		var at int64
 		var typ string
-		if err := rows.Scan(&ev.Seq, &at, &typ, &ev.Host, &ev.Detail); err != nil {
+		if err := rows.Scan(&ev.Seq, &at, &typ, &ev.Host, &ev.Detail, &ev.Person); err != nil {
 			return r, fmt.Errorf("store get: %w", err)
 		}
 		ev.At, ev.Type = fromNanos(at), store.EventType(typ)

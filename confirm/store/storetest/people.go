@@ -65,6 +65,7 @@ var tamperCases = []struct {
 }{
 	{"EditedRow", `UPDATE decision_events SET detail = 'allow' WHERE decision_id = 'd1' AND seq = 2`, 2, "row changed"},
 	{"EditedVote", `UPDATE votes SET option_id = 'no' WHERE person = 'alice'`, 7, "row changed"},
+	{"EditedPerson", `UPDATE decision_events SET person = 'mallory' WHERE decision_id = 'd1' AND seq = 3`, 3, "row changed"},
 	{"DeletedRow", `DELETE FROM decision_events WHERE decision_id = 'd1' AND seq = 3`, 3, "row removed"},
 	{"DeletedLastRow", `DELETE FROM decision_events WHERE decision_id = 'd2' AND seq = 2`, 9, "row removed"},
 	{"InsertedRowWithoutHash", `INSERT INTO decision_events (decision_id, seq, at, type, host, detail) VALUES ('d1', 4, 5, 'answered', 'http', 'yes')`, 0, "inserted without a chain hash"},
@@ -91,9 +92,12 @@ func writeChained(t *testing.T, s PeopleStore) {
 	insert(t, s, openRecord("d1", "s1", at))
 	must(t, s.Append(ctx, "d1", store.Event{Seq: 2, At: at, Type: store.EventPresented, Host: "ide", Detail: "shown"}))
 	ok, err := s.Claim(ctx, "d1", store.Transition{Status: store.StatusAnswered, Answer: &store.Answer{OptionID: "yes"}, By: "ide",
-		Reason: store.ReasonAnswered, At: at, Event: store.Event{Seq: 3, At: at, Type: store.EventAnswered, Host: "ide", Detail: "yes"}})
+		Reason: store.ReasonAnswered, At: at, Event: store.Event{Seq: 3, At: at, Type: store.EventAnswered, Host: "ide", Detail: "yes", Person: "alice"}})
 	if err != nil || !ok {
 		t.Fatalf("claim: %v %v", ok, err)
+	}
+	if rec, err := s.Get(ctx, "d1"); err != nil || rec.Events[2].Person != "alice" {
+		t.Fatalf("the answered event's person did not come back: %+v %v", rec.Events, err)
 	}
 	insert(t, s, openRecord("d2", "s1", at))
 	must(t, s.InsertPlanItem(ctx, store.PlanItem{ID: "d1", SessionID: "s1", DecidedAt: at, Item: []byte(`{"id":"d1"}`)}))
