@@ -81,4 +81,5 @@ const (
 	EventTimedOut      EventType = "timed_out"      // the deadline passed
 	EventCancelled     EventType = "cancelled"      // closed without an answer; Detail is the reason
 	EventDelivered     EventType = "delivered"      // the result was handed to the bridge for the agent
+	EventVote          EventType = "vote"           // Person voted for an allow option of a quorum decision; Detail is "optionId (n of quorum)"
 )
