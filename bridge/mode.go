@@ -42,6 +42,7 @@ func (b *Bridge) trackHostMode(h *Host, method string, params []byte) {
 			b.hostSetMode(h, sid, acp.MemberString(params, "value"))
 		}
 	case acp.MethodSessionPrompt:
+		b.turns.set(sid, h.personName())
 		b.broker.PromptStarted(sid)
 	}
 }
@@ -130,7 +131,7 @@ func (b *Bridge) hostSetMode(h *Host, sid, modeID string) {
 	if IsPlanMode(modeID) {
 		m = confirm.ModePlan
 	}
-	_, err := b.broker.SetMode(sid, m, "host "+h.ID+" selected mode "+modeID)
+	_, err := b.broker.SetMode(sid, m, describeHost(h)+" selected mode "+modeID)
 	if err != nil && !errors.Is(err, confirm.ErrModeLocked) {
 		b.log.Warn("gate mode not changed", "session", sid, "mode", modeID, "err", err)
 	}
