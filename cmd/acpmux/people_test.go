@@ -234,3 +234,58 @@ func TestPeopleOnACPWebSocket(t *testing.T) {
 		t.Fatalf("audit verify after an edit: %d %s", code, out)
 	}
 }
+
+// postAs answers decision did of session sid through the API with tok.
+func postAs(t *testing.T, r *runningRelay, tok, sid, did, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", r.apiURL+"/v1/sessions/"+sid+"/decisions/"+did, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	json.NewDecoder(resp.Body).Decode(&m)
+	return resp.StatusCode, m
+}
+
+// TestControllerPromptsAndMayNotApproveOwnRequest: a controller on /acp
+// creates a session and prompts; the permission request of that turn
+// names them as requester, so under requester_may_approve = false their
+// own answer is 403 while an approver's is accepted.
+func TestControllerPromptsAndMayNotApproveOwnRequest(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state.db")
+	carl, alice := addToken(t, state, "carl", "controller"), addToken(t, state, "alice", "approver")
+	pol := filepath.Join(dir, "policy.toml")
+	os.WriteFile(pol, []byte("[[rule]]\nname = 'not-own'\ndecision = 'ask'\ncommand = 'touch *'\nrequester_may_approve = false\n"), 0o600)
+	agentLog := filepath.Join(dir, "agent.ndjson")
+	r := startRelayProcessEnv(t, peopleAgentScript, []string{acptest.EnvLog + "=" + agentLog}, "--state", state, "--policy", pol)
+	r.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	r.waitFor(t, "")
+	c := wsAs(t, r, carl)
+	wsRequest(t, c, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`, "1", "")
+	if m := wsRequest(t, c, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}`, "2", ""); m["result"] == nil {
+		t.Fatalf("controller session/new: %v", m)
+	}
+	perm := wsRequest(t, c, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"go"}]}}`, "", "session/request_permission")
+	did := perm["params"].(map[string]any)["_meta"].(map[string]any)["acpmux"].(map[string]any)["decisionId"].(string)
+	if code, m := postAs(t, r, carl, "s1", did, `{"optionId":"allow"}`); code != 403 || !strings.Contains(errMessage(m), "sent the prompt") {
+		t.Fatalf("the requester's own answer: %d %v, want 403", code, m)
+	}
+	if code, m := postAs(t, r, alice, "s1", did, `{"optionId":"allow"}`); code != 200 || m["answeredBy"] != "alice" {
+		t.Fatalf("an approver's answer: %d %v", code, m)
+	}
+	wsRequest(t, c, "", "", "session/update")
+	if got := agentGot(t, agentLog, "p1"); got != "selected:allow" {
+		t.Fatalf("agent got %q", got)
+	}
+}
+
+func errMessage(m map[string]any) string {
+	e, _ := m["error"].(map[string]any)
+	s, _ := e["message"].(string)
+	return s
+}
