@@ -198,7 +198,9 @@ func (b *Broker) AnswerResult(decisionID, hostID string, result json.RawMessage)
 // AnswerResultAs is [Broker.AnswerResult] for a host whose person ctx
 // carries ([WithPerson]): a /acp WebSocket host authenticated with a
 // person's token. The answer is checked and journalled with that person,
-// and is a vote where the decision needs a quorum.
+// and is a vote where the decision needs a quorum. An answer the person
+// (or a host without one) may not give returns ErrForbidden, and the host
+// abstains: it can never answer this decision.
 func (b *Broker) AnswerResultAs(ctx context.Context, decisionID, hostID string, result json.RawMessage) error {
 	d := b.lookup(ctx, decisionID)
 	if d == nil {
@@ -230,8 +232,11 @@ func (b *Broker) AnswerResultAs(ctx context.Context, decisionID, hostID string, 
 		return err
 	}
 	_, err = b.answer(ctx, d, hostID, Answer{OptionID: optionID, Scope: scope})
-	if errors.Is(err, ErrInvalidAnswer) {
+	switch {
+	case errors.Is(err, ErrInvalidAnswer):
 		b.abstain(d, hostID, "invalid answer")
+	case errors.Is(err, ErrForbidden):
+		b.abstain(d, hostID, "its person may not answer") // it never can: do not wait for it
 	}
 	return err
 }

@@ -2,6 +2,7 @@ package confirm_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -276,4 +277,22 @@ func TestQuorumStaleSnapshotVoidsVotes(t *testing.T) {
 			t.Fatalf("reason %s, journal %v", v.Reason, eventTypes(v))
 		}
 	})
+}
+
+// TestHostWithoutPersonCannotAnswerApproverRule: the only host has no
+// person (the IDE on stdio); its answer to a decision whose rule names
+// approvers is refused and it abstains, so the decision fails closed at
+// once instead of waiting for its deadline.
+func TestHostWithoutPersonCannotAnswerApproverRule(t *testing.T) {
+	b := newBroker(t, confirm.Options{Policy: mustPolicy(t, quorumPolicy)})
+	ide := newHost("ide")
+	ch := ask(b, req("s", "1"), ide)
+	d := ide.wait(t)
+	if err := b.AnswerResult(d.ID(), "ide", json.RawMessage(selected("allow-once"))); !errors.Is(err, confirm.ErrForbidden) {
+		t.Fatalf("answer without a person: %v, want ErrForbidden", err)
+	}
+	jsonEq(t, await(t, ch).result, selected("reject-once"))
+	if v, _ := b.Decision(context.Background(), "s", d.ID()); v.Reason != store.ReasonNoEligibleHost {
+		t.Fatalf("reason %s, want no_eligible_host", v.Reason)
+	}
 }
