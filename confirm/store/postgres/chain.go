@@ -93,12 +93,9 @@ func (s *Store) ChainState(ctx context.Context) (store.ChainHead, []store.ChainR
 		return h, nil, fmt.Errorf("store chain: %w", err)
 	}
 	defer tx.Rollback(ctx)
-	var ev, pi, me, vo int64
-	if err := tx.QueryRow(ctx, `SELECT seq, hash, legacy_events, legacy_plan_items, legacy_mode_events, legacy_votes
-		FROM chain_head WHERE id = 1`).Scan(&h.Seq, &h.Hash, &ev, &pi, &me, &vo); err != nil {
+	if h, err = chainHead(ctx, tx); err != nil {
 		return h, nil, fmt.Errorf("store chain: read head: %w", err)
 	}
-	h.Legacy = map[string]int64{store.ChainDecisionEvents: ev, store.ChainPlanItems: pi, store.ChainModeEvents: me, store.ChainVotes: vo}
 	var out []store.ChainRow
 	for _, cq := range chainQueries {
 		rows, err := tx.Query(ctx, cq.query)
@@ -119,6 +116,18 @@ func (s *Store) ChainState(ctx context.Context) (store.ChainHead, []store.ChainR
 		}
 	}
 	return h, out, nil
+}
+
+// chainHead reads the head row.
+func chainHead(ctx context.Context, q querier) (store.ChainHead, error) {
+	var h store.ChainHead
+	var ev, pi, me, vo int64
+	if err := q.QueryRow(ctx, `SELECT seq, hash, legacy_events, legacy_plan_items, legacy_mode_events, legacy_votes
+		FROM chain_head WHERE id = 1`).Scan(&h.Seq, &h.Hash, &ev, &pi, &me, &vo); err != nil {
+		return h, err
+	}
+	h.Legacy = map[string]int64{store.ChainDecisionEvents: ev, store.ChainPlanItems: pi, store.ChainModeEvents: me, store.ChainVotes: vo}
+	return h, nil
 }
 
 // chainRow builds a row from its content columns and the three chain
