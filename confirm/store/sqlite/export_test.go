@@ -18,3 +18,7 @@ func ExecForTest(s *Store, q string) error {
 	_, err := s.db.Exec(q)
 	return err
 }
+
+// Migrations are the schema migrations, for tests that build an older
+// database.
+var Migrations = migrations
