@@ -43,6 +43,9 @@ func (b *Bridge) trackHostMode(h *Host, method string, params []byte) {
 		}
 	case acp.MethodSessionPrompt:
 		b.turns.set(sid, h.personName())
+		if h.person != nil {
+			b.log.Info("prompt from a person", "session", sid, "host", h.ID, "person", h.person.Name, "role", h.person.Role)
+		}
 		b.broker.PromptStarted(sid)
 	}
 }
