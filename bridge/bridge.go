@@ -59,6 +59,7 @@ type Bridge struct {
 	epoch  string          // distinguishes this bridge's agent keys in the decision store
 
 	permMu sync.Mutex        // guards asked
+	turns  requesters        // who prompted each session's current turn (host_person.go)
 	asked  map[string]string // agent request key (occurrence) → decision id, while the broker decides it
 
 	hostWG sync.WaitGroup // host reader and writer goroutines

@@ -109,7 +109,7 @@ func (b *Bridge) askQuestion(msg []byte, env acp.Envelope, agentID []byte, occ, 
 	mode := question.Mode(acp.MemberString(params, "mode"))
 	presenters := make([]confirm.Presenter, 0, len(hosts)+len(b.opts.Presenters))
 	for _, h := range hosts {
-		if !h.Driver && h.canElicit(mode) {
+		if !h.Driver && h.canElicit(mode) && h.mayAnswer() {
 			presenters = append(presenters, questionPresenter{h})
 		}
 	}

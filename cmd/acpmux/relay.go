@@ -259,8 +259,9 @@ func (r *relay) listen(f *relayFlags, broker *confirm.Broker) error {
 		"GET /{$}":     web.Index(),
 		"GET /static/": web.Static(),
 	}
+	people, _ := r.store.(store.People) // docs/tokens.md
 	r.server = httpapi.NewServer(httpapi.New(broker, httpapi.Options{Addr: ln.Addr().String(), Token: token, Version: version,
-		Logger: r.log, Routes: routes}), r.log)
+		Logger: r.log, Routes: routes, People: people}), r.log)
 	base := "http://" + ln.Addr().String()
 	if r.notifier != nil {
 		r.notifier.page = base + "/"
