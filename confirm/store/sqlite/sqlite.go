@@ -163,6 +163,7 @@ var migrations = []string{
 	);`,
 	migrationGate,    // gate.go
 	migrationBridges, // registry.go
+	migrationFeed,    // feed.go
 }
 
 func (s *Store) migrate() error {
