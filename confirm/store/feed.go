@@ -43,6 +43,8 @@ type Feed interface {
 	// FeedAfter returns up to limit events whose ID is larger than after,
 	// in ID order; none is an empty result, not an error.
 	FeedAfter(ctx context.Context, after int64, limit int) ([]FeedEvent, error)
+	// LastFeedID returns the largest ID appended so far, 0 for none.
+	LastFeedID(ctx context.Context) (int64, error)
 }
 
 // PruneResult counts what [Pruner.Prune] deleted.

@@ -69,6 +69,18 @@ func (s *Store) FeedAfter(ctx context.Context, after int64, limit int) ([]store.
 	return out, nil
 }
 
+// LastFeedID implements [store.Feed].
+func (s *Store) LastFeedID(ctx context.Context) (int64, error) {
+	var id int64
+	err := s.read(func(q querier) error {
+		return q.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM feed_events`).Scan(&id)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store feed: %w", err)
+	}
+	return id, nil
+}
+
 // prunable selects the decisions Prune deletes: closed before ?1 and not
 // the grant of a stored ALWAYS verdict.
 const prunable = `SELECT id FROM decisions WHERE status != 'open' AND closed_at < ?1

@@ -50,6 +50,9 @@ func feedResume(t *testing.T, s FeedStore) {
 	if got, err := s.FeedAfter(ctx, 0, 10); err != nil || got == nil || len(got) != 0 {
 		t.Fatalf("feed of an empty store: %v, err %v (want an empty result)", got, err)
 	}
+	if last, err := s.LastFeedID(ctx); err != nil || last != 0 {
+		t.Fatalf("LastFeedID of an empty store: %d, err %v", last, err)
+	}
 	at := time.Date(2026, 7, 1, 12, 0, 0, 123456789, time.FixedZone("x", 3600))
 	var all []store.FeedEvent
 	for i, typ := range []store.FeedType{store.FeedSessionStarted, store.FeedDecisionOpened, store.FeedDecisionAnswered, store.FeedDecisionClosed} {
@@ -59,6 +62,9 @@ func feedResume(t *testing.T, s FeedStore) {
 			t.Fatalf("event %d got id %d after %v", i, ev.ID, all)
 		}
 		all = append(all, ev)
+	}
+	if last, err := s.LastFeedID(ctx); err != nil || last != all[3].ID {
+		t.Fatalf("LastFeedID %d, err %v; want %d", last, err, all[3].ID)
 	}
 	got, err := s.FeedAfter(ctx, all[1].ID, 10)
 	if err != nil || len(got) != 2 || got[0].ID != all[2].ID || got[1].ID != all[3].ID {
