@@ -110,6 +110,9 @@ func openDaily(f *dailyFlags, st store.Store, log *slog.Logger) (*daily, error) 
 		d.recFile = file
 		d.rec = bridge.NewRecorder(file, bridge.RecorderOptions{Logger: log})
 	}
+	if d.pruner != nil && d.retain > 0 {
+		d.prune() // at start, before any host: then hourly (start)
+	}
 	return d, nil
 }
 
@@ -157,14 +160,15 @@ func (d *daily) start() {
 	}
 }
 
-// pruneLoop prunes now and every pruneEvery until stop.
+// pruneLoop prunes every pruneEvery until stop (openDaily pruned at
+// start).
 func (d *daily) pruneLoop() {
 	t := time.NewTicker(pruneEvery)
 	defer t.Stop()
 	for {
-		d.prune()
 		select {
 		case <-t.C:
+			d.prune()
 		case <-d.stop:
 			return
 		}
