@@ -128,6 +128,7 @@ Examples:
   acpmux decisions list --url http://127.0.0.1:7777 --status open
   acpmux decisions show 0b6f...  --session sess_1
   acpmux decisions answer 0b6f... --session sess_1 --option allow-once
+  acpmux decisions watch --url http://127.0.0.1:7777 --after 0
 `
 
 // check validates the subcommand and its arguments; it returns a usage
