@@ -72,7 +72,9 @@ func TestRecorderNeverBlocksOnASlowDisk(t *testing.T) {
 	r := bridge.NewRecorder(w, bridge.RecorderOptions{QueueLen: 4})
 	done := make(chan error)
 	go func() { done <- r.Run() }()
-	msg := func(i int) []byte { return []byte(`{"jsonrpc":"2.0","id":` + strings.Repeat("1", 1+i%3) + `,"method":"m"}`) }
+	msg := func(i int) []byte {
+		return []byte(`{"jsonrpc":"2.0","id":` + strings.Repeat("1", 1+i%3) + `,"method":"m"}`)
+	}
 	r.Message(bridge.FromHost, "stdio", msg(0))
 	<-w.entered // Run flushes the first message and is stuck in the disk's Write
 	for i := range 1000 {
