@@ -46,6 +46,14 @@ type Options struct {
 	// plan mode (--no-agent-plan-mode); by default the bridge then sets the
 	// agent's plan mode, if it offers one (docs/plan-mode.md).
 	NoAgentPlanMode bool
+	// OnSession is called with the id and working directory of each
+	// session a host created, loaded or resumed, from the agent reader
+	// after the bridge's locks are released; it must not block. Nil does
+	// nothing.
+	OnSession func(sessionID, cwd string)
+	// Tap, when not nil, is given every message the bridge reads or writes
+	// (--record, docs/record.md); see [Tap].
+	Tap Tap
 }
 
 // Bridge relays one agent to many hosts. Create it with New, add hosts with
@@ -176,6 +184,9 @@ func New(agent *Agent, opts Options) *Bridge {
 	if b.broker != nil {
 		b.broker.UseSessions(b)
 	}
+	if opts.Tap != nil {
+		agent.conn = newTapConn(agent.conn, opts.Tap, AgentTapID, FromAgent, ToAgent)
+	}
 	return b
 }
 
@@ -194,6 +205,9 @@ func (b *Bridge) AddHost(h *Host) error {
 	}
 	if b.primary == nil {
 		b.primary = h
+	}
+	if b.opts.Tap != nil {
+		h.conn = newTapConn(h.conn, b.opts.Tap, h.ID, FromHost, ToHost)
 	}
 	b.hosts = append(b.hosts[:len(b.hosts):len(b.hosts)], h)
 	b.hostWG.Add(2)

@@ -138,6 +138,9 @@ func (b *Bridge) sessionStarted(sid, cwd string) {
 	if b.broker != nil {
 		b.broker.TrackSession(sid, cwd)
 	}
+	if b.opts.OnSession != nil {
+		b.opts.OnSession(sid, cwd)
+	}
 }
 
 // cancelDecisions closes every open decision of session sid as cancelled.

@@ -47,14 +47,18 @@ func ChainHash(prev string, content []byte) string {
 
 // ChainRow is one chained row as read back from the store, for
 // [VerifyChain]. Seq is 0 for a row without chain columns (written before
-// the chain started, or inserted around it).
+// the chain started, or inserted around it). A Pruned row is the
+// placeholder that retention left for a row it deleted (docs/decisions.md,
+// "Retention"): its position, previous hash and hash, but no content, so
+// the chain stays unbroken across it.
 type ChainRow struct {
 	Table   string
 	Key     string // the row's key, for reports ("decision=ID seq=3")
 	Seq     int64
 	Prev    string
 	Hash    string
-	Content []byte // ChainContent of the row's columns as stored now
+	Content []byte // ChainContent of the row's columns as stored now; nil when Pruned
+	Pruned  bool
 }
 
 // ChainHead is the chain's head row: the newest Seq and Hash, and how many
@@ -97,8 +101,10 @@ func (e *ChainError) Error() string {
 // (removed), two rows at one position or a row past the head (inserted), a
 // row whose previous hash is not its predecessor's hash, more rows without
 // a hash than the chain started with (inserted around the chain), or a
-// head that does not match the last row (rows removed at the end). It
-// reports n, the number of chained rows checked.
+// head that does not match the last row (rows removed at the end). A
+// pruned placeholder stands for its row: its hash continues the chain, its
+// content is not checked. It reports n, the number of chained rows
+// checked, placeholders included.
 func VerifyChain(head ChainHead, rows []ChainRow) (n int64, err error) {
 	var chained []ChainRow
 	legacy := map[string]int64{}
@@ -121,7 +127,7 @@ func VerifyChain(head ChainHead, rows []ChainRow) (n int64, err error) {
 	prev, want := "", int64(1)
 	for i, r := range chained {
 		if i+1 < len(chained) && chained[i+1].Seq == r.Seq {
-			if r.Prev == prev && ChainHash(r.Prev, r.Content) == r.Hash {
+			if r.Prev == prev && (r.Pruned || ChainHash(r.Prev, r.Content) == r.Hash) {
 				r = chained[i+1] // name the row that does not fit
 			}
 			return n, &ChainError{Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: "row inserted: a second row at this position"}
@@ -135,7 +141,7 @@ func VerifyChain(head ChainHead, rows []ChainRow) (n int64, err error) {
 			return n, &ChainError{Seq: want, Problem: "row removed"}
 		case r.Prev != prev:
 			return n, &ChainError{Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: "previous hash does not match the row before it (a row was inserted or removed before this one)"}
-		case ChainHash(r.Prev, r.Content) != r.Hash:
+		case !r.Pruned && ChainHash(r.Prev, r.Content) != r.Hash:
 			return n, &ChainError{Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: "row changed: its content does not give its hash"}
 		}
 		prev, want, n = r.Hash, want+1, n+1

@@ -115,7 +115,11 @@ func (s *Store) ChainState(ctx context.Context) (store.ChainHead, []store.ChainR
 			return h, nil, fmt.Errorf("store chain: %w", err)
 		}
 	}
-	return h, out, nil
+	pruned, err := prunedRows(ctx, tx)
+	if err != nil {
+		return h, nil, fmt.Errorf("store chain: %w", err)
+	}
+	return h, append(out, pruned...), nil
 }
 
 // chainHead reads the head row.

@@ -153,7 +153,11 @@ func chainState(ctx context.Context, tx *sql.Tx) (store.ChainHead, []store.Chain
 			return h, nil, err
 		}
 	}
-	return h, out, nil
+	pruned, err := prunedRows(ctx, tx)
+	if err != nil {
+		return h, nil, err
+	}
+	return h, append(out, pruned...), nil
 }
 
 // chainRow builds a row from its content columns and the three chain

@@ -161,10 +161,12 @@ var migrations = []string{
 		detail      TEXT NOT NULL DEFAULT '',
 		PRIMARY KEY (decision_id, seq)
 	);`,
-	migrationGate,    // gate.go
-	migrationBridges, // registry.go
-	migrationPeople,  // people.go
-	migrationChain,   // chain.go
+	migrationGate,        // gate.go
+	migrationBridges,     // registry.go
+	migrationPeople,      // people.go
+	migrationChain,       // chain.go
+	migrationFeed,        // feed.go
+	migrationPrunedChain, // pruned.go
 }
 
 func (s *Store) migrate() error {
