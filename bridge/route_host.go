@@ -111,7 +111,10 @@ func (b *Bridge) hostRequest(h *Host, msg []byte, env acp.Envelope) {
 	if env.Method == acp.MethodInitialize {
 		noteHostCapabilities(h, params)
 	}
-	b.trackHostMode(h, env.Method, params)
+	if err := b.trackHostMode(h, env.Method, params); err != nil {
+		b.replyError(h, c.origID, err)
+		return
+	}
 	if env.Method == MethodSessionAttach {
 		b.attach(h, c.origID, params)
 		return
