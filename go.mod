@@ -16,6 +16,7 @@ require (
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/sourcegraph/jsonrpc2 v0.2.3
 	github.com/yuin/gopher-lua v1.1.2
+	go.uber.org/goleak v1.3.0
 	golang.org/x/text v0.44.0
 	modernc.org/sqlite v1.62.0
 	mvdan.cc/sh/v3 v3.14.1

@@ -24,13 +24,14 @@ import (
 
 	"github.com/acpmux/acpmux/acp/acptest"
 	"github.com/acpmux/acpmux/bridge"
+	"github.com/acpmux/acpmux/internal/leakcheck"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden transcripts in testdata/sessions")
 
 func TestMain(m *testing.M) {
 	acptest.MaybeRunAgent()
-	os.Exit(m.Run())
+	os.Exit(leakcheck.Run(m))
 }
 
 // transcript is the outcome of one scripted session through the bridge.

@@ -180,8 +180,9 @@ func TestPlanModePendingChangeCancels(t *testing.T) {
 	}
 	// Back in plan mode (a host act), then the arguments change.
 	f.ide.send(`{"jsonrpc":"2.0","id":10,"method":"session/set_mode","params":{"sessionId":"s1","modeId":"plan"}}`)
-	for m, _ := f.broker.GateMode("s1"); m != confirm.ModePlan; m, _ = f.broker.GateMode("s1") {
-		time.Sleep(5 * time.Millisecond)
+	readUpTo(f.ide)
+	if m, _ := f.broker.GateMode("s1"); m != confirm.ModePlan {
+		t.Fatalf("after the host's set_mode plan: gate %s", m)
 	}
 	if opt, msg := agentOutcome(t, f.waitAgent(2)); opt != "reject" || msg != gate.StaleApprovalMessage {
 		t.Errorf("arguments change: agent got %s %q, want reject with the stale message", opt, msg)
@@ -314,6 +315,21 @@ func TestPlanModeEditWithReadOnlyCommandNeverReachesAHost(t *testing.T) {
 		}
 		if fmt.Sprint(m["id"]) == "3" {
 			break
+		}
+	}
+}
+
+// readUpTo returns once the bridge has acted on every line h sent before
+// it. The bridge reads a host's lines in order on one goroutine and notes
+// a mode selection before it forwards the request; an empty JSON-RPC batch
+// it answers itself (-32600, id null), so that answer comes after.
+func readUpTo(h *testHost) {
+	h.t.Helper()
+	h.send(`[]`)
+	for {
+		m := h.next()
+		if e, ok := m["error"].(map[string]any); ok && m["id"] == nil && e["code"] == float64(-32600) {
+			return
 		}
 	}
 }

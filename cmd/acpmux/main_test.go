@@ -11,7 +11,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/acpmux/acpmux/acp/acptest"
-	"github.com/acpmux/acpmux/internal/optional"
+	"github.com/acpmux/acpmux/internal/leakcheck"
 )
 
 // TestMain makes the test binary double as the acpmux command: testscript
@@ -37,12 +37,12 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// optionalM runs the tests and then reports the optional suites they
-// skipped (optional.Run).
+// optionalM runs the tests, reports the optional suites they skipped and
+// checks that no goroutine outlived them ([leakcheck.Run]).
 type optionalM struct{ m *testing.M }
 
 func (o optionalM) Run() int {
-	code := optional.Run(o.m)
+	code := leakcheck.Run(o.m)
 	if stateDir != "" {
 		os.RemoveAll(stateDir)
 	}
