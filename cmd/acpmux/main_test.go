@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 	}
 	testscript.Main(optionalM{m}, map[string]func(){
 		"acpmux": func() { os.Exit(Main(os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})) },
+		// The scripted fake agent of testdata/script (its script in
+		// acptest.EnvScript); TestMain above has already run it.
+		"fakeagent": func() { acptest.MaybeRunAgent(); os.Exit(98) },
 	})
 }
 
