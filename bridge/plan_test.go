@@ -90,13 +90,13 @@ func agentOutcome(t *testing.T, raw string) (option, message string) {
 	return r.Outcome.OptionID, r.Meta.Acpmux.Message
 }
 
-// TestPlanModeSeed001 is the manual validation of seed 001 against a
-// scripted agent in plan mode: git status runs with no prompt; touch
+// TestPlanModeValidation is the manual validation of plan mode
+// (docs/plan-mode.md) against a scripted agent: git status runs with no prompt; touch
 // changed.txt is blocked with no prompt and is never presented; python3
 // -c 'print(1)' offers only one-time approval and reject (the warning first)
 // and asks again next time; an answer choosing the unoffered persistent
 // option fails closed.
-func TestPlanModeSeed001(t *testing.T) {
+func TestPlanModeValidation(t *testing.T) {
 	script := permScriptHead + shellPerm(1, "git status") + "recv\n" + shellPerm(2, "touch changed.txt") + "recv\n" +
 		shellPerm(3, "python3 -c 'print(1)'") + "recv\n" + shellPerm(4, "python3 -c 'print(1)'") + "recv\n" +
 		`send {"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}` + "\nwaiteof\n"
