@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/acpmux/acpmux/internal/waitfile"
 )
 
 // TestScripts runs the CLI scripts in testdata/script/*.txtar with the
@@ -46,7 +49,7 @@ func TestScripts(t *testing.T) {
 //	waitlog [-env NAME] FILE REGEXP [TIMEOUT]
 //
 // It waits until FILE (a log a background command appends to) has a line
-// matching REGEXP, for TIMEOUT at the most (a time.ParseDuration string,
+// matching REGEXP (watching the file, see [waitfile.Until]), for TIMEOUT at the most (a time.ParseDuration string,
 // default 10s), and fails the script otherwise. With -env it sets $NAME to
 // the first parenthesised submatch. Later waits on the same FILE look only
 // at lines after the last one matched, so a script can wait for the second
@@ -72,42 +75,38 @@ func cmdWaitLog(ts *testscript.TestScript, neg bool, args []string) {
 	n := read[path]
 	seen := &n
 	defer func() { read[path] = n }()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(timeout)
-	for {
-		data, _ := os.ReadFile(path)
+	var sub []string
+	var matched string
+	scan := func(data []byte) bool {
 		if *seen > len(data) {
 			*seen = 0 // the file was replaced
 		}
-		lines := data[*seen:]
-		for len(lines) > 0 {
-			i := strings.IndexByte(string(lines), '\n')
+		for {
+			rest := data[*seen:]
+			i := bytes.IndexByte(rest, '\n')
 			if i < 0 {
-				break // a line still being written
+				return false // no line, or one still being written
 			}
-			line := string(lines[:i])
+			line := string(rest[:i])
 			*seen += i + 1
-			lines = lines[i+1:]
 			if m := re.FindStringSubmatch(line); m != nil {
-				if neg {
-					ts.Fatalf("%s: unexpected line %q", args[0], line)
-				}
-				if env != "" && len(m) > 1 {
-					ts.Setenv(env, m[1])
-				}
-				ts.Logf("%s: %s", args[0], line)
-				return
+				sub, matched = m, line
+				return true
 			}
 		}
-		select {
-		case <-tick.C:
-		case <-deadline:
-			if neg {
-				return
-			}
-			ts.Fatalf("%s: no line matching %q after %v:\n%s", args[0], args[1], timeout, data)
+	}
+	data, err := waitfile.Until(path, timeout, scan)
+	switch {
+	case neg && err == nil:
+		ts.Fatalf("%s: unexpected line %q", args[0], matched)
+	case neg:
+	case err != nil:
+		ts.Fatalf("%s: no line matching %q after %v:\n%s", args[0], args[1], timeout, data)
+	default:
+		if env != "" && len(sub) > 1 {
+			ts.Setenv(env, sub[1])
 		}
+		ts.Logf("%s: %s", args[0], matched)
 	}
 }
 
