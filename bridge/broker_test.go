@@ -293,14 +293,11 @@ func TestAgentExitCancelsDecisions(t *testing.T) {
 			break
 		}
 	}
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		ds, _ := f.broker.Decisions(context.Background(), "s1")
-		if len(ds) == 1 && ds[0].Status == store.StatusCancelled && ds[0].Reason == store.ReasonAgentExited {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("decision not cancelled with agent_exited: %+v", ds)
-		}
+	// The broker closes a decision (store, then memory) before it withdraws
+	// the hosts' copies: the IDE's $/cancel_request comes after.
+	ds, _ := f.broker.Decisions(context.Background(), "s1")
+	if len(ds) != 1 || ds[0].Status != store.StatusCancelled || ds[0].Reason != store.ReasonAgentExited {
+		t.Fatalf("decision not cancelled with agent_exited: %+v", ds)
 	}
 }
 

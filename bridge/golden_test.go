@@ -67,7 +67,6 @@ func runScripted(t *testing.T, script, hostIn string, opts bridge.Options) trans
 //	#!until HOST TEXT     until HOST has received a message containing TEXT
 //	#!eof                 close this host's input (the primary half-closes;
 //	                      any other host leaves)
-//	#!sleep D             pause for D
 //
 // Two hosts that each wait for the same message and then answer race each
 // other: the race is in the data, and the want sections say what every
@@ -168,9 +167,6 @@ func runHosts(t *testing.T, script string, hostIn map[string]string, opts bridge
 					waitUntil(host, func(got []string) bool {
 						return slices.ContainsFunc(got, func(l string) bool { return strings.Contains(l, text) })
 					})
-				case strings.HasPrefix(line, "#!sleep "):
-					d, _ := time.ParseDuration(strings.TrimPrefix(line, "#!sleep "))
-					time.Sleep(d)
 				case line == "#!eof":
 					hostW.Close()
 					return
