@@ -78,8 +78,8 @@ func TestMigrationsOfBridgesStartingAtOnce(t *testing.T) {
 	if err := conn.QueryRow(context.Background(), `SELECT count(*), max(version) FROM schema_version`).Scan(&rows, &v); err != nil {
 		t.Fatal(err)
 	}
-	if rows != 1 || v != 3 {
-		t.Fatalf("schema_version has %d rows, version %d; want 1 row, version 3", rows, v)
+	if rows != 1 || v != postgres.SchemaVersion {
+		t.Fatalf("schema_version has %d rows, version %d; want 1 row, version %d", rows, v, postgres.SchemaVersion)
 	}
 }
 

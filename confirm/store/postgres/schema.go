@@ -80,6 +80,7 @@ var migrations = []string{
 		started     BIGINT NOT NULL,
 		heartbeat   BIGINT NOT NULL
 	);`,
+	migrationShared, // shared.go
 }
 
 // migrationLock is the key of the transaction-level advisory lock that

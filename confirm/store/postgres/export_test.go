@@ -1,0 +1,4 @@
+package postgres
+
+// SchemaVersion is the schema version this acpmux migrates to.
+var SchemaVersion = len(migrations)
