@@ -103,6 +103,10 @@ type Options struct {
 	// theirs (see [Broker.RunShared]). "" for a broker of its own store and
 	// for acpmux inbox.
 	BridgeID string
+	// Inbox makes a broker with no agent of its own (acpmux inbox) list and
+	// answer every bridge's decisions in its shared store. Without it and
+	// without a BridgeID the store is the broker's own.
+	Inbox bool
 	// OnOpen is called once for each decision that waits for an answer,
 	// after it is stored and its timer started, from the goroutine of Ask
 	// and without the broker's locks; it must not block. Nil does nothing.

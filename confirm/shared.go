@@ -53,8 +53,12 @@ type sharedState struct {
 	fetched time.Time
 }
 
-// sharedStore returns the store as a [store.Shared], or nil.
+// sharedStore returns the store as a [store.Shared] when the broker is one
+// of many bridges (BridgeID) or the inbox, else nil.
 func (b *Broker) sharedStore() store.Shared {
+	if b.opts.BridgeID == "" && !b.opts.Inbox {
+		return nil
+	}
 	s, _ := b.store.(store.Shared)
 	return s
 }
@@ -358,9 +362,10 @@ func (b *Broker) tagView(ctx context.Context, v *View, id string) {
 	}
 }
 
-// Shared reports whether the broker's store is shared by several bridges
-// (it implements [store.Shared]); the listing methods below then cover
-// every bridge of the store.
+// Shared reports whether the broker is one of many bridges sharing its
+// store (Options.BridgeID) or the inbox (Options.Inbox), on a store that
+// implements [store.Shared]; the listing methods below then cover every
+// bridge of the store.
 func (b *Broker) Shared() bool { return b.sharedStore() != nil }
 
 // BridgeID returns Options.BridgeID.
@@ -448,7 +453,7 @@ func (b *Broker) SessionBridges(ctx context.Context, sessionID string) ([]Bridge
 // bridge, else the stored ones (without journals).
 func (b *Broker) DecisionsOf(ctx context.Context, bridgeID, sessionID string) ([]View, error) {
 	var out []View
-	if bridgeID == b.opts.BridgeID && bridgeID != "" {
+	if bridgeID == b.opts.BridgeID {
 		vs, err := b.Decisions(ctx, sessionID)
 		if err != nil {
 			return nil, err

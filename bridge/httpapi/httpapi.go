@@ -116,11 +116,15 @@ type Capabilities struct {
 	Version      string `json:"version"`      // acpmux version
 	MaxBodyBytes int64  `json:"maxBodyBytes"` // cap of a POST body
 	HostID       string `json:"hostId"`       // how API answers are named in journals
+	// BridgeID is this bridge's id in a shared store ("" otherwise, and
+	// for acpmux inbox): the page shows the other bridges' sessions
+	// through this API.
+	BridgeID string `json:"bridgeId,omitempty"`
 }
 
 func (s *server) capabilities(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, Capabilities{Decisions: s.b != nil, Version: s.opts.Version,
-		MaxBodyBytes: s.opts.MaxBodyBytes, HostID: s.opts.HostID})
+		MaxBodyBytes: s.opts.MaxBodyBytes, HostID: s.opts.HostID, BridgeID: s.bridgeID()})
 }
 
 // available writes 503 when no broker is wired.
@@ -136,7 +140,12 @@ func (s *server) sessions(w http.ResponseWriter, r *http.Request) {
 	if !s.available(w) {
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"sessions": s.b.Sessions()})
+	all, err := s.b.AllSessions(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": all})
 }
 
 func (s *server) listDecisions(w http.ResponseWriter, r *http.Request) {
@@ -151,7 +160,11 @@ func (s *server) listDecisions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_status", "status must be open, answered, timed_out or cancelled")
 		return
 	}
-	all, err := s.b.Decisions(r.Context(), sid)
+	bid, ok := s.bridgeOf(w, r, sid)
+	if !ok {
+		return
+	}
+	all, err := s.b.DecisionsOf(r.Context(), bid, sid)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -173,9 +186,13 @@ func (s *server) getDecision(w http.ResponseWriter, r *http.Request) {
 	if !s.available(w) {
 		return
 	}
-	v, err := s.b.Decision(r.Context(), r.PathValue("sessionId"), r.PathValue("decisionId"))
-	if err != nil {
-		s.fail(w, r, err)
+	sid := r.PathValue("sessionId")
+	bid, ok := s.bridgeOf(w, r, sid)
+	if !ok {
+		return
+	}
+	v, ok := s.sharedDecision(w, r, bid, sid, r.PathValue("decisionId"))
+	if !ok {
 		return
 	}
 	writeJSON(w, http.StatusOK, v)
@@ -222,7 +239,14 @@ func (s *server) answer(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_body", err.Error())
 		return
 	}
+	before, ok := s.answerable(w, r)
+	if !ok {
+		return
+	}
 	v, deduped, err := s.b.Answer(r.Context(), r.PathValue("sessionId"), r.PathValue("decisionId"), s.opts.HostID, a)
+	if v.Bridge == nil {
+		v.Bridge = before.Bridge
+	}
 	if err != nil {
 		s.failWith(w, r, err, v)
 		return
@@ -265,6 +289,9 @@ func (s *server) answerQuestion(w http.ResponseWriter, r *http.Request, data []b
 	a, err := question.DecodeAnswer(data)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_body", acp.AsError(err).Message)
+		return
+	}
+	if _, ok := s.answerable(w, r); !ok {
 		return
 	}
 	v, deduped, err := s.b.AnswerQuestion(r.Context(), r.PathValue("sessionId"), r.PathValue("decisionId"), s.opts.HostID, a)
