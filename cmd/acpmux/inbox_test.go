@@ -71,7 +71,7 @@ type sharedView struct {
 	Answer                                    *struct{ OptionID string }
 	Bridge                                    *struct {
 		ID, Name, Host, Cwd string
-		Agent              []string
+		Agent               []string
 	}
 }
 
@@ -250,7 +250,6 @@ func TestRealAgentsAnsweredAcrossBridges(t *testing.T) {
 		})
 	}
 }
-
 
 // turnSays reads the bridge's IDE side until the prompt response and
 // reports whether an agent message contained want.

@@ -74,8 +74,8 @@ type relay struct {
 	server   *http.Server
 	ln       net.Listener
 	gate     *gateConfig
-	metrics  *metrics  // metrics.go
-	notifier *notifier // notify.go; nil without --notify
+	metrics  *metrics     // metrics.go
+	notifier *notifier    // notify.go; nil without --notify
 	shared   store.Bridge // this bridge's registry row (shared.go); ID "" when the store is not shared
 }
 
