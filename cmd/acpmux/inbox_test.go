@@ -68,6 +68,8 @@ type sharedView struct {
 	ID, SessionID, Status, Reason, ResolvedBy string
 	Delivered                                 bool
 	Deduped                                   bool
+	Error                                     struct{ Code, Message string }
+	Decision                                  *struct{ Status, Reason, ResolvedBy string }
 	Answer                                    *struct{ OptionID string }
 	Bridge                                    *struct {
 		ID, Name, Host, Cwd string
