@@ -46,11 +46,41 @@ type SharedOptions struct {
 	Lease time.Duration
 }
 
-// sharedState is the broker's cache of the registry. It has its own lock.
+// sharedState is the broker's cache of the registry and the wake-ups of
+// answers waiting for their owner. It has its own lock.
 type sharedState struct {
-	mu      sync.Mutex // guards bridges, fetched
+	mu      sync.Mutex // guards bridges, fetched, waiting
 	bridges map[string]store.Bridge
 	fetched time.Time
+	waiting map[string]chan struct{} // by decision id: closed at its next change
+}
+
+// changes returns a channel closed at the next change of decision id (or
+// of an unknown one).
+func (c *sharedState) changes(id string) <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.waiting == nil {
+		c.waiting = map[string]chan struct{}{}
+	}
+	ch := c.waiting[id]
+	if ch == nil {
+		ch = make(chan struct{})
+		c.waiting[id] = ch
+	}
+	return ch
+}
+
+// broadcast wakes the waiters of decision id, or every waiter for "".
+func (c *sharedState) broadcast(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, ch := range c.waiting {
+		if id == "" || k == id {
+			close(ch)
+			delete(c.waiting, k)
+		}
+	}
 }
 
 // sharedStore returns the store as a [store.Shared] when the broker is one
@@ -89,17 +119,11 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 			return fmt.Errorf("run shared: %w", err)
 		}
 	}
-	changed := make(chan struct{}, 1)
-	signal := func() {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	}
+	w := newWakeups()
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for ctx.Err() == nil {
-			if err := sh.Watch(ctx, signal); err != nil {
+			if err := sh.Watch(ctx, func(id string) { b.shared.broadcast(id); w.add(b, id) }); err != nil {
 				b.log.Warn("confirm: store watch failed; retrying", "err", err)
 				select {
 				case <-ctx.Done():
@@ -113,8 +137,14 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 			select {
 			case <-ctx.Done():
 				return
-			case <-changed:
+			case <-w.ready:
+			}
+			ids, all := w.take()
+			if all {
 				b.settleAll(ctx, sh)
+			}
+			for _, id := range ids {
+				b.settleOne(ctx, sh, id)
 			}
 		}
 	})
@@ -127,7 +157,7 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 			return nil
 		case <-t.C:
 			b.beat(ctx, sh, opts)
-			signal() // a missed notification is settled within a heartbeat
+			w.add(b, "") // a missed notification is settled within a heartbeat
 		}
 	}
 }
@@ -164,25 +194,74 @@ func (b *Broker) settleAll(ctx context.Context, sh store.Shared) {
 		return
 	}
 	for _, id := range ids {
+		b.settleOne(ctx, sh, id)
+	}
+}
+
+// settleOne settles decision id when it is this broker's, open here and
+// closed in the store.
+func (b *Broker) settleOne(ctx context.Context, sh store.Shared, id string) {
+	b.mu.Lock()
+	d := b.byID[id]
+	b.mu.Unlock()
+	if d == nil || d.Status().Closed() {
+		return
+	}
+	rec, err := sh.Get(ctx, id)
+	if err != nil || !rec.Status.Closed() {
+		return
+	}
+	d.mu.Lock()
+	if d.status.Closed() || d.claiming {
+		d.mu.Unlock()
+		return // closed here, or a local claim in flight that will find the row closed (settleLost)
+	}
+	d.claiming = true
+	d.mu.Unlock()
+	b.settle(d, rec)
+}
+
+// wakeups collects what the store's watch reported for the settling
+// goroutine: decision ids of this broker, or "all" for an unknown change.
+type wakeups struct {
+	ready chan struct{} // has a value when there is something to take
+	mu    sync.Mutex    // guards ids, all
+	ids   []string
+	all   bool
+}
+
+func newWakeups() *wakeups { return &wakeups{ready: make(chan struct{}, 1)} }
+
+// add notes id ("" for an unknown change) when it may be b's.
+func (w *wakeups) add(b *Broker, id string) {
+	if id != "" {
 		b.mu.Lock()
 		d := b.byID[id]
 		b.mu.Unlock()
 		if d == nil {
-			continue
+			return // another bridge's
 		}
-		rec, err := sh.Get(ctx, id)
-		if err != nil || !rec.Status.Closed() {
-			continue
-		}
-		d.mu.Lock()
-		if d.status.Closed() || d.claiming {
-			d.mu.Unlock()
-			continue // closed here, or a local claim in flight that will find the row closed (settleLost)
-		}
-		d.claiming = true
-		d.mu.Unlock()
-		b.settle(d, rec)
 	}
+	w.mu.Lock()
+	if id == "" {
+		w.all = true
+	} else {
+		w.ids = append(w.ids, id)
+	}
+	w.mu.Unlock()
+	select {
+	case w.ready <- struct{}{}:
+	default:
+	}
+}
+
+// take returns and clears what was noted.
+func (w *wakeups) take() ([]string, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ids, all := w.ids, w.all
+	w.ids, w.all = nil, false
+	return ids, all
 }
 
 // settleLost is called by commit when d's store claim lost: when another
@@ -296,21 +375,27 @@ func (b *Broker) answerRemote(ctx context.Context, rec store.Record, v View, hos
 
 // awaitSettled returns the view of stored decision id once its owner
 // delivered or refused it, or after RemoteSettleWait (at once for a lost
-// claim).
+// claim). It reads the row again at each store change RunShared sees, and
+// every 50ms without one.
 func (b *Broker) awaitSettled(ctx context.Context, id string, wait bool) (View, error) {
-	deadline := time.Now().Add(RemoteSettleWait)
+	deadline := time.NewTimer(RemoteSettleWait)
+	defer deadline.Stop()
 	for {
+		changed := b.shared.changes(id)
 		rec, err := b.store.Get(ctx, id)
 		if err != nil {
 			return View{}, err
 		}
-		if !wait || !rec.DeliveredAt.IsZero() || rec.Status != store.StatusAnswered || time.Now().After(deadline) {
+		if !wait || !rec.DeliveredAt.IsZero() || rec.Status != store.StatusAnswered {
 			return viewOfRecord(rec)
 		}
 		select {
 		case <-ctx.Done():
 			return viewOfRecord(rec)
-		case <-time.After(5 * time.Millisecond):
+		case <-deadline.C:
+			return viewOfRecord(rec)
+		case <-changed:
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }

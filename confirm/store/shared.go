@@ -41,12 +41,13 @@ type Shared interface {
 	// event, and returns their ids.
 	LoseOwners(ctx context.Context, cutoff, at time.Time) ([]string, error)
 	// Watch calls changed (from one goroutine) soon after a decision of
-	// any bridge was claimed, recloses or lost its owner in any process,
-	// and perhaps at other times; it returns when ctx ends (nil) or the
-	// watch fails. SQLite polls PRAGMA data_version every [WatchInterval];
-	// PostgreSQL uses LISTEN on the channel acpmux_decisions, which the
-	// writes above NOTIFY.
-	Watch(ctx context.Context, changed func()) error
+	// any bridge was claimed, reclosed, delivered or lost its owner in any
+	// process, and perhaps at other times, with the decision's id, or ""
+	// when the store cannot tell which decisions changed; it returns when
+	// ctx ends (nil) or the watch fails. SQLite polls PRAGMA data_version
+	// every [WatchInterval] (id ""); PostgreSQL uses LISTEN on the channel
+	// acpmux_decisions, which those writes NOTIFY with the id.
+	Watch(ctx context.Context, changed func(id string)) error
 }
 
 // WatchInterval is how often the SQLite store's [Shared.Watch] checks the

@@ -100,6 +100,9 @@ func (s *Store) Append(ctx context.Context, id string, ev store.Event) error {
 		nanos(ev.At), id); err != nil {
 		return fmt.Errorf("store append: %w", err)
 	}
+	if err := notifyDelivered(ctx, tx, id); err != nil { // shared.go
+		return fmt.Errorf("store append: %w", err)
+	}
 	return tx.Commit(ctx)
 }
 

@@ -29,6 +29,13 @@ func claimEvent(ctx context.Context, q querier, id string, ev store.Event) error
 	return insertEvent(ctx, q, id, ev)
 }
 
+// notifyDelivered tells the watchers that decision id was delivered (an
+// answer from another process waits for it).
+func notifyDelivered(ctx context.Context, q querier, id string) error {
+	_, err := q.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, id)
+	return err
+}
+
 // SessionsOf implements [store.Shared].
 func (s *Store) SessionsOf(ctx context.Context) ([]store.SessionRow, error) {
 	rows, err := s.pool.Query(ctx, `SELECT bridge_id, session_id, COUNT(*) FILTER (WHERE status = 'open'), COUNT(*), MAX(created_at)
@@ -152,8 +159,9 @@ func (s *Store) LoseOwners(ctx context.Context, cutoff, at time.Time) ([]string,
 }
 
 // Watch implements [store.Shared]: LISTEN acpmux_decisions on a connection
-// of the pool held for the watch.
-func (s *Store) Watch(ctx context.Context, changed func()) error {
+// of the pool held for the watch. Claims, recloses, lost owners and
+// deliveries NOTIFY it.
+func (s *Store) Watch(ctx context.Context, changed func(id string)) error {
 	c, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("store watch: %w", err)
@@ -166,13 +174,14 @@ func (s *Store) Watch(ctx context.Context, changed func()) error {
 		return fmt.Errorf("store watch: %w", err)
 	}
 	for {
-		if _, err := c.Conn().WaitForNotification(ctx); err != nil {
+		n, err := c.Conn().WaitForNotification(ctx)
+		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			return fmt.Errorf("store watch: %w", err)
 		}
-		changed()
+		changed(n.Payload)
 	}
 }
 

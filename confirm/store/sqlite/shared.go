@@ -173,7 +173,7 @@ func loseOwner(ctx context.Context, tx *sql.Tx, id string, at int64) error {
 // its own, every [store.WatchInterval]; it changes when another connection
 // (this process's writer, or another process) committed. An in-memory
 // store has no other process: Watch only waits for ctx.
-func (s *Store) Watch(ctx context.Context, changed func()) error {
+func (s *Store) Watch(ctx context.Context, changed func(id string)) error {
 	if s.memory {
 		<-ctx.Done()
 		return nil
@@ -195,7 +195,7 @@ func (s *Store) Watch(ctx context.Context, changed func()) error {
 			return fmt.Errorf("store watch: %w", err)
 		}
 		if last >= 0 && v != last {
-			changed()
+			changed("")
 		}
 		last = v
 		select {

@@ -3,6 +3,8 @@ package storetest
 import (
 	"context"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,7 +83,10 @@ func claimWakesOwner(t *testing.T, a, b store.Shared) {
 	woke := make(chan struct{}, 1)
 	watching := make(chan error, 1)
 	go func() {
-		watching <- a.Watch(ctx, func() {
+		watching <- a.Watch(ctx, func(id string) {
+			if id != "" && id != "d1" && !strings.HasPrefix(id, "warm-") {
+				t.Errorf("watch called for %q, want d1 or \"\"", id)
+			}
 			select {
 			case woke <- struct{}{}:
 			default:
@@ -89,6 +94,7 @@ func claimWakesOwner(t *testing.T, a, b store.Shared) {
 		})
 	}()
 	at := time.Now().UTC()
+	warmUp(t, a, b, woke)
 	insert(t, a, bridgeRecord("d1", "A", "s", at))
 	if ids, err := a.Unsettled(ctx, "A"); err != nil || len(ids) != 0 {
 		t.Fatalf("unsettled while open: %v %v", ids, err)
@@ -162,6 +168,25 @@ func ownerLost(t *testing.T, a, b store.Shared) {
 	if rec, _ := a.Get(ctx, "b1"); rec.Status != store.StatusOpen {
 		t.Fatalf("b1 of a live bridge: %s", rec.Status)
 	}
+}
+
+// warmUp claims decisions of bridge W through b until a's Watch, started
+// concurrently, has seen one: it then listens.
+func warmUp(t *testing.T, a, b store.Shared, woke chan struct{}) {
+	t.Helper()
+	for i := range 50 {
+		id := "warm-" + strconv.Itoa(i)
+		insert(t, a, bridgeRecord(id, "W", "s", time.Now()))
+		if _, err := b.Claim(context.Background(), id, store.Transition{Status: store.StatusCancelled, Reason: store.ReasonTimeout, At: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-woke:
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	t.Fatal("a's Watch never saw a claim")
 }
 
 func drain(c chan struct{}) {
