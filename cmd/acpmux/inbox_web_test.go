@@ -55,7 +55,7 @@ func TestInboxPageGroupsByBridgeAndSession(t *testing.T) {
 	if _, err := chromedp.Run(ctx, chromedp.Click(sel(a.id))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Run(ctx, chromedp.WaitVisible(`#bridge-` + a.id + ` .state.answered`)); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.WaitVisible(`#bridge-`+a.id+` .state.answered`)); err != nil {
 		t.Fatalf("answering alpha's card: %v", err)
 	}
 	a.stdin.Close()
