@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -143,6 +144,19 @@ func collide(t *testing.T, apis []api, a, b *bridgeProc, v sharedView) {
 		if code := x.do(t, "GET", "/v1/sessions/s1/decisions/"+v.ID+"?bridge="+a.id, "", &got); code != 200 || got.Status != "open" || got.Bridge.ID != a.id {
 			t.Fatalf("a's decision with ?bridge=: %d %+v", code, got)
 		}
+	}
+	link := apis[len(apis)-1].url + "/?token=" + apis[len(apis)-1].token
+	out, err := exec.Command("acpmux", "decisions", "show", v.ID, "--session", "s1", "--url", link).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "several bridges") {
+		t.Fatalf("acpmux decisions show without --bridge: %v\n%s", err, out)
+	}
+	out, err = exec.Command("acpmux", "decisions", "show", v.ID, "--session", "s1", "--bridge", a.id, "--url", link).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "touch x") {
+		t.Fatalf("acpmux decisions show --bridge: %v\n%s", err, out)
+	}
+	out, err = exec.Command("acpmux", "decisions", "list", "--status", "open", "--url", link).CombinedOutput()
+	if err != nil || strings.Count(string(out), "s1") != 2 {
+		t.Fatalf("acpmux decisions list of every bridge: %v\n%s", err, out)
 	}
 }
 
