@@ -58,7 +58,7 @@ func (b *Broker) commit(d *Decision, t transition, detail string, stored bool) e
 		var won bool
 		won, err = b.store.Claim(context.Background(), d.id, t.stored())
 		if err == nil && !won {
-			if b.settleLost(d) { // another process's answer won (shared.go)
+			if b.settleLost(d, t) { // another process's answer won (shared.go)
 				return fmt.Errorf("%w: another answer won in the store", ErrConflict)
 			}
 			err = errors.New("the stored decision is no longer open")

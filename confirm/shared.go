@@ -264,16 +264,34 @@ func (w *wakeups) take() ([]string, bool) {
 	return ids, all
 }
 
-// settleLost is called by commit when d's store claim lost: when another
-// process closed the row, d settles with that outcome and it reports true.
-// d.claiming is held by the caller's transition.
-func (b *Broker) settleLost(d *Decision) bool {
+// settleLost is called by commit when d's store claim for t lost: when
+// another process closed the row, t's journal event becomes a late answer
+// (a host's) or notes the loss (the broker's own close), d settles with
+// the stored outcome, and it reports true. d.claiming is held by the
+// caller's transition.
+func (b *Broker) settleLost(d *Decision, t transition) bool {
 	if b.sharedStore() == nil {
 		return false
 	}
 	rec, err := b.store.Get(context.Background(), d.id)
 	if err != nil || !rec.Status.Closed() {
 		return false
+	}
+	d.mu.Lock()
+	var lost *store.Event
+	for i := range d.events {
+		if ev := &d.events[i]; ev.Seq == t.Event.Seq {
+			if t.By != "" {
+				ev.Type = store.EventLateAnswer
+			}
+			ev.Detail += ": another process closed the decision first"
+			e := *ev
+			lost = &e
+		}
+	}
+	d.mu.Unlock()
+	if lost != nil {
+		b.persist(d, *lost)
 	}
 	b.settle(d, rec)
 	return true
