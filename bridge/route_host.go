@@ -104,10 +104,17 @@ func (b *Bridge) hostBatch(h *Host, msg []byte) {
 func (b *Bridge) hostRequest(h *Host, msg []byte, env acp.Envelope) {
 	params := env.Params.Bytes(msg)
 	c := newCall(h, msg, env)
+	if err := h.admitMethod(env.Method); err != nil { // host_person.go
+		b.replyError(h, c.origID, err)
+		return
+	}
 	if env.Method == acp.MethodInitialize {
 		noteHostCapabilities(h, params)
 	}
-	b.trackHostMode(h, env.Method, params)
+	if err := b.trackHostMode(h, env.Method, params); err != nil {
+		b.replyError(h, c.origID, err)
+		return
+	}
 	if env.Method == MethodSessionAttach {
 		b.attach(h, c.origID, params)
 		return
@@ -269,6 +276,10 @@ func (b *Bridge) hostNotification(h *Host, msg []byte, env acp.Envelope) {
 		if env.Method == upstream.MethodWithdraw {
 			b.teammateWithdraw(h, params)
 		}
+		return
+	}
+	if !h.mayPrompt() && env.Method != acp.MethodCancelRequest {
+		b.log.Warn("notification from a host whose person may not drive the agent; dropped", "host", h.ID, "person", h.personName(), "method", env.Method)
 		return
 	}
 	switch env.Method {

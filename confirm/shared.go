@@ -359,6 +359,12 @@ func (b *Broker) answerRemote(ctx context.Context, rec store.Record, v View, hos
 	if err != nil {
 		return v, false, err
 	}
+	if snap.Gate != nil && snap.Gate.Approval != nil {
+		return v, false, fmt.Errorf("%w: a rule names who may answer this decision (rule %s): answer it at the bridge that asked", ErrForbidden, snap.Gate.DecidedBy)
+	}
+	if err := mayAnswer(ctx, &Decision{snap: snap}); err != nil { // an observer never answers (people.go)
+		return v, false, err
+	}
 	if _, err := (&Decision{snap: snap}).check(a); err != nil {
 		return v, false, err
 	}

@@ -1,4 +1,4 @@
 package postgres
 
-// SchemaVersion is the schema version this acpmux migrates to.
+// SchemaVersion is the schema version this package migrates to.
 var SchemaVersion = len(migrations)

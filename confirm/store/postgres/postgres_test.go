@@ -44,6 +44,11 @@ func TestConformance(t *testing.T) {
 			url := srv.Database(t)
 			return open(t, url), open(t, url)
 		})
+	storetest.RunFeed(t, func(t *testing.T) storetest.FeedStore { return open(t, srv.Database(t)) },
+		func(t *testing.T) (storetest.FeedStore, storetest.FeedStore) {
+			url := srv.Database(t)
+			return open(t, url), open(t, url)
+		})
 }
 
 // TestMigrationsOfBridgesStartingAtOnce: eight Opens at once on an empty

@@ -80,7 +80,11 @@ var migrations = []string{
 		started     BIGINT NOT NULL,
 		heartbeat   BIGINT NOT NULL
 	);`,
-	migrationShared, // shared.go
+	migrationPeople,      // people.go
+	migrationChain,       // chain.go
+	migrationFeed,        // feed.go
+	migrationPrunedChain, // pruned.go
+	migrationShared,      // shared.go
 }
 
 // migrationLock is the key of the transaction-level advisory lock that

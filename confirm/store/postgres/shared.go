@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/acpmux/acpmux/confirm/store"
 )
 
@@ -19,14 +21,14 @@ const notifyChannel = "acpmux_decisions"
 // claimEvent notifies notifyChannel (delivered when the transaction
 // commits) and journals the terminal event of a claim, unless its Seq is 0
 // (see [store.Store.Claim]).
-func claimEvent(ctx context.Context, q querier, id string, ev store.Event) error {
-	if _, err := q.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, id); err != nil {
+func claimEvent(ctx context.Context, tx pgx.Tx, id string, ev store.Event) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, id); err != nil {
 		return err
 	}
 	if ev.Seq == 0 {
 		return nil
 	}
-	return insertEvent(ctx, q, id, ev)
+	return insertEvent(ctx, tx, id, ev)
 }
 
 // notifyDelivered tells the watchers that decision id was delivered (an
@@ -146,12 +148,12 @@ func (s *Store) LoseOwners(ctx context.Context, cutoff, at time.Time) ([]string,
 		return nil, fmt.Errorf("store lose owners: %w", err)
 	}
 	for _, id := range ids {
-		if _, err := tx.Exec(ctx, `INSERT INTO decision_events (decision_id, seq, at, type, detail)
-			VALUES ($1, COALESCE((SELECT MAX(seq) FROM decision_events WHERE decision_id = $1), 0) + 1, $2, $3, $4)`,
-			id, nanos(at), store.EventCancelled, store.ReasonOwnerLost); err != nil {
+		var last int
+		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM decision_events WHERE decision_id = $1`, id).Scan(&last); err != nil {
 			return nil, fmt.Errorf("store lose owners: %w", err)
 		}
-		if err := claimEvent(ctx, tx, id, store.Event{}); err != nil {
+		ev := store.Event{Seq: last + 1, At: at.UTC(), Type: store.EventCancelled, Detail: string(store.ReasonOwnerLost)}
+		if err := claimEvent(ctx, tx, id, ev); err != nil { // NOTIFY and the hash chain (chain.go)
 			return nil, fmt.Errorf("store lose owners: %w", err)
 		}
 	}

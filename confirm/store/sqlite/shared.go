@@ -15,11 +15,11 @@ const migrationShared = `ALTER TABLE decisions ADD COLUMN bridge_id TEXT NOT NUL
 
 // claimEvent journals the terminal event of a claim, unless its Seq is 0
 // (see [store.Store.Claim]).
-func claimEvent(ctx context.Context, x execer, id string, ev store.Event) error {
+func claimEvent(ctx context.Context, tx *sql.Tx, id string, ev store.Event) error {
 	if ev.Seq == 0 {
 		return nil
 	}
-	return insertEvent(ctx, x, id, ev)
+	return insertEvent(ctx, tx, id, ev)
 }
 
 // SessionsOf implements [store.Shared].
@@ -159,9 +159,12 @@ func (s *Store) LoseOwners(ctx context.Context, cutoff, at time.Time) ([]string,
 }
 
 func loseOwner(ctx context.Context, tx *sql.Tx, id string, at int64) error {
-	if _, err := tx.ExecContext(ctx, `INSERT INTO decision_events (decision_id, seq, at, type, detail)
-		VALUES (?, COALESCE((SELECT MAX(seq) FROM decision_events WHERE decision_id = ?), 0) + 1, ?, ?, ?)`,
-		id, id, at, store.EventCancelled, store.ReasonOwnerLost); err != nil {
+	var last int
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM decision_events WHERE decision_id = ?`, id).Scan(&last); err != nil {
+		return err
+	}
+	ev := store.Event{Seq: last + 1, At: fromNanos(at), Type: store.EventCancelled, Detail: string(store.ReasonOwnerLost)}
+	if err := insertEvent(ctx, tx, id, ev); err != nil { // the hash chain (chain.go)
 		return err
 	}
 	_, err := tx.ExecContext(ctx, `UPDATE decisions SET status = 'cancelled', reason = ?, closed_at = ?
