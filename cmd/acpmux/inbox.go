@@ -123,8 +123,9 @@ func runInbox(ctx context.Context, f *inboxFlags, stderr io.Writer, log *slog.Lo
 	}
 	lln := httpapi.LimitListener(ln, f.maxConnections, log)
 	routes := map[string]http.Handler{"GET /{$}": web.Index(), "GET /static/": web.Static()}
+	people, _ := st.(store.People) // per-person tokens and roles, as for run (docs/tokens.md)
 	srv := httpapi.NewServer(httpapi.New(broker, httpapi.Options{Addr: ln.Addr().String(), Token: token, Version: version,
-		HostID: "inbox", Logger: log, Routes: routes}), log)
+		HostID: "inbox", Logger: log, Routes: routes, People: people}), log)
 	base := "http://" + ln.Addr().String()
 	log.Info("inbox listening", "url", base, "token_file", tokenFile, "state", st.Path())
 	fmt.Fprintf(stderr, "acpmux: inbox page: %s/?token=%s\n", base, token)
