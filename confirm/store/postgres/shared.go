@@ -10,7 +10,7 @@ import (
 	"github.com/acpmux/acpmux/confirm/store"
 )
 
-// migrationShared is schema version 4: decisions keyed by bridge.
+// migrationShared keys decisions by bridge (appended last in migrations).
 const migrationShared = `ALTER TABLE decisions ADD COLUMN bridge_id TEXT NOT NULL DEFAULT '';
 	CREATE INDEX decisions_by_bridge ON decisions (bridge_id, status);`
 
