@@ -41,6 +41,7 @@ type relayFlags struct {
 	gate            gateFlags // gate_flags.go
 	notify          stringList
 	notifyAfter     time.Duration
+	teammate        teammateFlags
 }
 
 func (f *relayFlags) register(fs *flag.FlagSet) {
@@ -59,6 +60,7 @@ func (f *relayFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.name, "name", "", "this teammate's name at the lead, for --upstream: 1-64 of A-Z a-z 0-9 . _ -")
 	f.gate.register(fs)
 	registerNotifyFlags(fs, &f.notify, &f.notifyAfter) // notify.go
+	f.teammate.register(fs)                            // teammates.go
 }
 
 // relay is one agent behind the bridge with the broker, the store and the
@@ -197,14 +199,14 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 	}
 	log.Info("agent started", "argv", argv, "pid", agent.Pid(), "state", st.Path())
 	r.agent = agent
-	r.bridge = bridge.New(agent, bridge.Options{
+	r.bridge = bridge.New(agent, r.teammateOptions(f, bridge.Options{
 		MaxLineBytes:    f.maxLineBytes,
 		GracePeriod:     f.grace,
 		Logger:          log,
 		Broker:          broker,
 		Presenters:      extra,
 		NoAgentPlanMode: gate.noAgentPlan,
-	})
+	}))
 	return r, nil
 }
 
@@ -222,8 +224,9 @@ func (r *relay) teammate(f *relayFlags, broker *confirm.Broker) error {
 	if err != nil || strings.TrimSpace(string(tok)) == "" {
 		return fmt.Errorf("--upstream-token-file: %v", errOr(err, "empty file"))
 	}
+	lp := &leadPrompts{r: r, maxLineBytes: f.maxLineBytes} // teammates.go
 	r.up = upstream.New(upstream.Options{URL: f.upstream, Token: strings.TrimSpace(string(tok)), Name: f.name,
-		Broker: broker, Logger: r.log, MaxMessageBytes: int64(f.maxLineBytes)})
+		Broker: broker, Logger: r.log, MaxMessageBytes: int64(f.maxLineBytes), Prompt: lp.prompt, Cancel: lp.cancel})
 	return nil
 }
 
