@@ -66,7 +66,8 @@ func updateBytes(msgs []string, text string) []byte {
 // and the live updates, whose update members are byte-identical to what
 // the teammate's IDE got. Without --allow-teammate-prompts the session is
 // read-only: session/prompt and session/set_mode are refused and never
-// reach either agent; another teammate's connection cannot attach.
+// reach either agent; another teammate's connection cannot attach, nor
+// send updates in the teammate's name.
 func TestTeammateTranscriptWatchedReadOnlyAtLead(t *testing.T) {
 	lead, tokenFile := startLead(t)
 	alice := startTeammate(t, lead, tokenFile, "alice")
@@ -103,11 +104,16 @@ func TestTeammateTranscriptWatchedReadOnlyAtLead(t *testing.T) {
 	if r := call(t, m, `{"jsonrpc":"2.0","id":2,"method":"session/attach","params":{"sessionId":"`+sid+`"}}`, "2"); !strings.Contains(r, `"error"`) {
 		t.Errorf("another teammate attached to alice's session: %s", r)
 	}
+	wsSend(t, m, `{"jsonrpc":"2.0","method":"_acpmux/teammate/update","params":{"teammate":"alice","sessionId":"`+alice.sid+`","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"FORGED"}}}}`)
+	call(t, m, `{"jsonrpc":"2.0","id":3,"method":"_acpmux/teammate/hello","params":{"teammate":"mallory"}}`, "3") // after the forged update
 
 	if code := apiAnswer(t, lead, sid, did, "allow"); code != 200 {
 		t.Fatalf("lead API answer: %d", code)
 	}
 	live := wsUntil(t, w, exampleAllowed)
+	if strings.Contains(strings.Join(live, "\n"), "FORGED") {
+		t.Errorf("an update in alice's name from another teammate was shown")
+	}
 	var ide []string
 	for alice.out.Scan() {
 		ide = append(ide, alice.out.Text())
