@@ -55,6 +55,11 @@ type Envelope struct {
 	JSONRPC Span
 	// Update locates params' session/update parts (see UpdateSpans).
 	Update UpdateSpans
+	// MetaNames reports that some member of some object in the line is
+	// named "_meta" or has an escape in its name. When it is false,
+	// DeleteMetaMembers finds nothing to remove anywhere in the line, so a
+	// relay need not look (Parse found out in its one pass).
+	MetaNames bool
 }
 
 // ErrNotJSON reports a line that is not one valid JSON value. The bridge
@@ -83,6 +88,7 @@ func Parse(line []byte) (Envelope, error) {
 	var dup []byte
 	var spans [7]Span
 	var others [3]bool
+	var meta bool
 	i = skipSpace(line, i+1)
 	if i < len(line) && line[i] == '}' {
 		i++
@@ -96,6 +102,9 @@ func Parse(line []byte) (Envelope, error) {
 				return env, ErrNotJSON
 			}
 			key := line[i+1 : kEnd-1]
+			if metaKey(key) {
+				meta = true
+			}
 			if bytes.IndexByte(key, '\\') >= 0 {
 				var s string
 				_ = json.Unmarshal(line[i:kEnd], &s) // valid: scanned
@@ -108,9 +117,9 @@ func Parse(line []byte) (Envelope, error) {
 			i = skipSpace(line, i+1)
 			var vEnd int
 			if string(key) == "params" && !env.Params.Present() {
-				vEnd = scanShaped(line, i, 1, paramsShape, &spans, &others)
+				vEnd = scanShaped(line, i, 1, paramsShape, &spans, &others, &meta)
 			} else {
-				vEnd = scanValue(line, i, 1)
+				vEnd = scanValue(line, i, 1, &meta)
 			}
 			if vEnd < 0 {
 				return env, ErrNotJSON
@@ -164,6 +173,7 @@ func Parse(line []byte) (Envelope, error) {
 		}
 	}
 	env.JSONRPC = jsonrpc
+	env.MetaNames = meta
 	return env, env.classify(line, method)
 }
 

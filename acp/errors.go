@@ -51,6 +51,10 @@ var (
 	ErrTurnInProgress = &Error{Code: -32092, Message: "prompt turn in progress"}
 	// ErrNoHost answers an agent request that no connected host can serve.
 	ErrNoHost = &Error{Code: -32093, Message: "no host can serve this request"}
+	// ErrForbidden answers a request the host's person may not send: an
+	// observer's or approver's session/prompt, session/new, mode change
+	// (docs/tokens.md).
+	ErrForbidden = &Error{Code: -32094, Message: "forbidden"}
 )
 
 // AsError turns err into a wire error: an *Error found with errors.As keeps

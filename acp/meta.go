@@ -16,7 +16,8 @@ import (
 // valid JSON. Safe for concurrent use.
 func DeleteMetaMembers(v []byte, name string) ([]byte, int) {
 	// Any spelling of the key holds either the plain `"name"` or a \u escape.
-	if !bytes.Contains(v, []byte(`"`+name+`"`)) && !bytes.Contains(v, []byte(`\u`)) {
+	quoted := append(append(append(make([]byte, 0, 64), '"'), name...), '"') // on the stack
+	if !bytes.Contains(v, quoted) && !bytes.Contains(v, []byte(`\u`)) {
 		return v, 0
 	}
 	cuts := metaCuts(v, name)

@@ -122,3 +122,50 @@ func TestMemberSpansFindsEveryDuplicate(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// FuzzMetaNamesCoversDeleteMetaMembers: whenever Parse reports no member
+// that could be _meta (MetaNames false), DeleteMetaMembers finds nothing to
+// remove in the line, its params or its result, so a relay may skip it.
+func FuzzMetaNamesCoversDeleteMetaMembers(f *testing.F) {
+	for _, tt := range deleteMetaTests {
+		f.Add(`{"jsonrpc":"2.0","method":"m","params":` + tt.in + `}`)
+		f.Add(`{"jsonrpc":"2.0","id":1,"result":` + tt.in + `}`)
+	}
+	for _, tt := range parseTests {
+		f.Add(tt.line)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		b := []byte(line)
+		env, err := acp.Parse(b)
+		if err != nil || env.MetaNames {
+			return
+		}
+		for _, v := range [][]byte{b, env.Params.Bytes(b), env.Result.Bytes(b)} {
+			if v == nil {
+				continue
+			}
+			if _, n := acp.DeleteMetaMembers(v, "acpmux"); n != 0 {
+				t.Fatalf("MetaNames false, but DeleteMetaMembers removes %d members of %q", n, v)
+			}
+		}
+	})
+}
+
+func TestParseReportsMetaNames(t *testing.T) {
+	for line, want := range map[string]bool{
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"_meta acpmux"}}}}`: false,
+		`{"jsonrpc":"2.0","method":"m","params":{"a":[{"b":{"_meta":{}}}]}}`:                                                                                                      true,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"content":{"_meta":1}}}}`:                                                                 true,
+		`{"jsonrpc":"2.0","id":1,"result":{"\u005fmeta":{"acpmux":1}}}`:                                                                                                           true,
+		`{"jsonrpc":"2.0","id":1,"result":{"x\n":1}}`:                                                                                                                             true,
+		`{"jsonrpc":"2.0","id":1,"result":{"meta":{"acpmux":1}}}`:                                                                                                                 false,
+	} {
+		env, err := acp.Parse([]byte(line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if env.MetaNames != want {
+			t.Errorf("MetaNames of %s = %v, want %v", line, env.MetaNames, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/bits"
 )
@@ -129,8 +130,10 @@ func scanLiteral(b []byte, i int, lit string) int {
 }
 
 // scanValue validates the value starting at b[i] (no leading space) at
-// nesting depth depth and returns the index after it, or -1.
-func scanValue(b []byte, i, depth int) int {
+// nesting depth depth and returns the index after it, or -1. It sets *meta
+// when an object in the value has a member that DeleteMetaMembers could
+// act on (see metaKey).
+func scanValue(b []byte, i, depth int, meta *bool) int {
 	if i >= len(b) {
 		return -1
 	}
@@ -149,14 +152,18 @@ func scanValue(b []byte, i, depth int) int {
 			if i >= len(b) || b[i] != '"' {
 				return -1
 			}
+			kStart := i
 			if i = scanString(b, i); i < 0 {
 				return -1
+			}
+			if metaKey(b[kStart+1 : i-1]) {
+				*meta = true
 			}
 			i = skipSpace(b, i)
 			if i >= len(b) || b[i] != ':' {
 				return -1
 			}
-			if i = scanValue(b, skipSpace(b, i+1), depth+1); i < 0 {
+			if i = scanValue(b, skipSpace(b, i+1), depth+1, meta); i < 0 {
 				return -1
 			}
 			i = skipSpace(b, i)
@@ -180,7 +187,7 @@ func scanValue(b []byte, i, depth int) int {
 			return i + 1
 		}
 		for {
-			if i = scanValue(b, i, depth+1); i < 0 {
+			if i = scanValue(b, i, depth+1, meta); i < 0 {
 				return -1
 			}
 			i = skipSpace(b, i)
@@ -209,7 +216,8 @@ func scanValue(b []byte, i, depth int) int {
 // as encoding/json.Valid does, several times faster: it runs on every
 // message the bridge relays. FuzzValid checks that both always agree.
 func valid(line []byte) bool {
-	i := scanValue(line, skipSpace(line, 0), 0)
+	var meta bool
+	i := scanValue(line, skipSpace(line, 0), 0, &meta)
 	return i >= 0 && skipSpace(line, i) == len(line)
 }
 
@@ -250,9 +258,9 @@ var (
 
 // scanShaped is scanValue that, for an object, also records the spans and
 // flags of sh (spans and others are UpdateSpans' in order).
-func scanShaped(b []byte, i, depth int, sh *shape, spans *[7]Span, others *[3]bool) int {
+func scanShaped(b []byte, i, depth int, sh *shape, spans *[7]Span, others *[3]bool, meta *bool) int {
 	if i >= len(b) || b[i] != '{' || depth >= MaxDepth {
-		return scanValue(b, i, depth)
+		return scanValue(b, i, depth, meta)
 	}
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
@@ -267,6 +275,9 @@ func scanShaped(b []byte, i, depth int, sh *shape, spans *[7]Span, others *[3]bo
 			return -1
 		}
 		key := b[kStart+1 : i-1]
+		if metaKey(key) {
+			*meta = true
+		}
 		i = skipSpace(b, i)
 		if i >= len(b) || b[i] != ':' {
 			return -1
@@ -283,11 +294,11 @@ func scanShaped(b []byte, i, depth int, sh *shape, spans *[7]Span, others *[3]bo
 		switch {
 		case k < 0:
 			others[sh.other] = true
-			i = scanValue(b, i, depth+1)
+			i = scanValue(b, i, depth+1, meta)
 		case sh.sub != nil && sh.sub[k] != nil && !spans[sh.base+k].Present():
-			i = scanShaped(b, i, depth+1, sh.sub[k], spans, others)
+			i = scanShaped(b, i, depth+1, sh.sub[k], spans, others, meta)
 		default:
-			i = scanValue(b, i, depth+1)
+			i = scanValue(b, i, depth+1, meta)
 		}
 		if i < 0 {
 			return -1
@@ -307,4 +318,11 @@ func scanShaped(b []byte, i, depth int, sh *shape, spans *[7]Span, others *[3]bo
 		}
 		i = skipSpace(b, i+1)
 	}
+}
+
+// metaKey reports whether a member name, as written between its quotes,
+// is "_meta" or has an escape (which may spell "_meta" or any other
+// name): the only members DeleteMetaMembers looks into.
+func metaKey(key []byte) bool {
+	return len(key) == 5 && string(key) == "_meta" || bytes.IndexByte(key, '\\') >= 0
 }

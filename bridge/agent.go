@@ -84,8 +84,12 @@ func StartAgent(opts AgentOptions) (*Agent, error) {
 // buffered returns how many bytes of the agent's stdout are read but not
 // yet returned as messages.
 func (a *Agent) buffered() int {
-	if c, ok := a.conn.(*ndjsonConn); ok {
-		return c.lr.r.Buffered()
+	c := a.conn
+	if t, ok := c.(*tapConn); ok {
+		c = t.Conn
+	}
+	if c, ok := c.(*ndjsonConn); ok {
+		return c.lr.buffered()
 	}
 	return 0
 }

@@ -58,7 +58,7 @@ func (b *Bridge) attach(h *Host, id, params []byte) {
 	}
 	b.mu.Unlock()
 	b.log.Info("host attached to session", "host", h.ID, "session", sid, "historyPolicy", policy)
-	if policy != HistoryNone {
+	if policy != HistoryNone && h.mayAnswer() {
 		if b.broker != nil {
 			b.broker.AddPresenter(sid, hostPresenter{h})
 		}

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/acpmux/acpmux/acp"
 	"github.com/acpmux/acpmux/confirm"
 )
 
@@ -55,6 +56,14 @@ type Options struct {
 	// plan mode (--no-agent-plan-mode); by default the bridge then sets the
 	// agent's plan mode, if it offers one (docs/plan-mode.md).
 	NoAgentPlanMode bool
+	// OnSession is called with the id and working directory of each
+	// session a host created, loaded or resumed, from the agent reader
+	// after the bridge's locks are released; it must not block. Nil does
+	// nothing.
+	OnSession func(sessionID, cwd string)
+	// Tap, when not nil, is given every message the bridge reads or writes
+	// (--record, docs/record.md); see [Tap].
+	Tap Tap
 }
 
 // Bridge relays one agent to many hosts. Create it with New, add hosts with
@@ -68,6 +77,7 @@ type Bridge struct {
 	epoch  string          // distinguishes this bridge's agent keys in the decision store
 
 	permMu sync.Mutex        // guards asked
+	turns  requesters        // who prompted each session's current turn (host_person.go)
 	asked  map[string]string // agent request key (occurrence) → decision id, while the broker decides it
 
 	hostWG sync.WaitGroup // host reader and writer goroutines
@@ -77,6 +87,8 @@ type Bridge struct {
 	// pending holds notifications the agent reader has not handed to
 	// their hosts yet (agent reader goroutine only).
 	pending []pendingBatch
+	// agentParser parses agent messages (only the agent reader uses it).
+	agentParser acp.Parser
 	// reads counts the agent reader's reads; inRead is set while it waits
 	// for input (awaitStdout tells a stuck pipe from a busy reader).
 	reads  atomic.Int64
@@ -186,6 +198,9 @@ func New(agent *Agent, opts Options) *Bridge {
 	if b.broker != nil {
 		b.broker.UseSessions(b)
 	}
+	if opts.Tap != nil {
+		agent.conn = newTapConn(agent.conn, opts.Tap, AgentTapID, FromAgent, ToAgent)
+	}
 	return b
 }
 
@@ -204,6 +219,9 @@ func (b *Bridge) AddHost(h *Host) error {
 	}
 	if b.primary == nil {
 		b.primary = h
+	}
+	if b.opts.Tap != nil {
+		h.conn = newTapConn(h.conn, b.opts.Tap, h.ID, FromHost, ToHost)
 	}
 	b.hosts = append(b.hosts[:len(b.hosts):len(b.hosts)], h)
 	b.hostWG.Add(2)

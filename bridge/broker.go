@@ -18,8 +18,16 @@ type hostPresenter struct{ h *Host }
 func (p hostPresenter) HostID() string { return p.h.ID }
 
 // Present sends the agent's request with the decision's warnings added
-// (presentParams) under a fresh id of the host's.
+// (presentParams) under a fresh id of the host's. A question (a host that
+// attached while it was open) goes as elicitation/create to a host that
+// advertised its mode; any other host cannot answer it (errCannotElicit).
 func (p hostPresenter) Present(d *confirm.Decision) error {
+	if d.Snapshot().Kind == confirm.KindQuestion {
+		if q := d.Question(); q == nil || !p.h.canElicit(q.Params.Mode) {
+			return errCannotElicit
+		}
+		return questionPresenter(p).Present(d)
+	}
 	if !p.h.present(d.ID(), acp.MethodRequestPermission, presentParams(d)) {
 		return errHostGone
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/acpmux/acpmux/acp"
+	"github.com/acpmux/acpmux/confirm"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -42,8 +43,9 @@ type Host struct {
 	// "" (guarded by the bridge's mu; docs/teammates.md).
 	teammate string
 
-	kind     string      // HostOptions.Kind, for Stats
-	notices  atomic.Bool // its initialize advertised clientCapabilities.session.notices
+	kind     string          // HostOptions.Kind, for Stats
+	person   *confirm.Person // HostOptions.Person (host_person.go)
+	notices  atomic.Bool     // its initialize advertised clientCapabilities.session.notices
 	conn     Conn
 	queue    chan [][]byte // batches of messages, in order
 	queued   atomic.Int64  // bytes in queue
@@ -96,6 +98,11 @@ type HostOptions struct {
 	// Kind names the kind of host in [Bridge.Stats] ("stdio", "websocket",
 	// "terminal", ...); "" means "other".
 	Kind string
+	// Person, when not nil, is who the host's bearer token authenticates
+	// (docs/tokens.md): its role limits what the host may send and whether
+	// it is asked for confirmations, and its answers are journalled with
+	// the person. Nil (the stdio IDE, stream-json) is not limited.
+	Person *confirm.Person
 }
 
 // NewHost returns a host over conn with opts. It starts nothing; pass it
@@ -106,7 +113,7 @@ func NewHost(id string, conn Conn, opts HostOptions) *Host {
 		queueLen = DefaultHostQueueLen
 	}
 	return &Host{
-		ID: id, Blocking: blocking, Driver: opts.Driver, conn: conn, kind: cmp.Or(opts.Kind, "other"),
+		ID: id, Blocking: blocking, Driver: opts.Driver, conn: conn, kind: cmp.Or(opts.Kind, "other"), person: opts.Person,
 		queue:    make(chan [][]byte, queueLen),
 		maxBytes: DefaultHostQueueBytes,
 		maxMsgs:  int64(queueLen),

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/acpmux/acpmux/confirm"
 )
 
 // HeaderConnectionID is the response header of the WebSocket upgrade that
@@ -55,7 +57,11 @@ func (b *Bridge) ServeWebSocket(w http.ResponseWriter, r *http.Request, queueLen
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	defer cancel()
 	conn := &wsConn{c: c, ctx: ctx}
-	h := NewHost(fmt.Sprintf("ws-%d", wsCount.Add(1)), conn, HostOptions{QueueLen: queueLen, Kind: "websocket"})
+	opts := HostOptions{QueueLen: queueLen, Kind: "websocket"}
+	if p, ok := confirm.PersonFrom(r.Context()); ok { // the guard's (docs/tokens.md)
+		opts.Person = &p
+	}
+	h := NewHost(fmt.Sprintf("ws-%d", wsCount.Add(1)), conn, opts)
 	if err := b.AddHost(h); err != nil {
 		c.Close(CloseGoingAway, err.Error())
 		return

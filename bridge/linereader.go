@@ -1,7 +1,7 @@
 package bridge
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -16,46 +16,45 @@ const DefaultMaxLineBytes = 64 << 20
 var ErrLineTooLong = errors.New("line too long")
 
 // lineReader reads newline-delimited messages of at most max bytes.
+//
+// It reads straight into blocks of blockBytes and returns each line as a
+// slice of its block, so a line is never copied: a block is never written
+// again where a line was handed out (new input only goes after the
+// returned lines, and a full block is replaced by a new one, the line in
+// progress copied over). The collector frees a block once no line in it is
+// referenced.
 type lineReader struct {
-	r    *bufio.Reader
-	max  int
-	skip bool // the current line went over the cap: discard up to its end
-	// slab is the rest of the block lines are copied into: one allocation
-	// for many lines. A slab is never reused; the collector frees it once
-	// no line in it is referenced.
-	slab []byte
+	r          io.Reader
+	max        int
+	skip       bool   // the current line went over the cap: discard up to its end
+	buf        []byte // the current block; buf[start:end] is read, not yet returned
+	start, end int
+	shared     bool  // a line of buf was handed out: buf is never reused
+	err        error // the read error, returned once the lines before it are
 }
 
-// ioBytes is the buffer size of an NDJSON reader and writer: a burst of
-// notifications moves in reads and writes of up to 256 KiB, a quarter of
-// the pipes acpmux enlarges (pipeBytes), with four times fewer system
-// calls than 64 KiB.
+// ioBytes is the buffer size of an NDJSON writer and the block size of an
+// NDJSON reader: a burst of notifications moves in reads and writes of up
+// to 256 KiB, a quarter of the pipes acpmux enlarges (pipeBytes), with four
+// times fewer system calls than 64 KiB.
 const ioBytes = 256 << 10
 
-// slabBytes is the size of a lineReader's slab; a line over a quarter of
-// it gets an allocation of its own.
-const slabBytes = 256 << 10
+// blockBytes is the size of a lineReader's blocks.
+const blockBytes = ioBytes
 
-// own returns a copy of frag that the caller owns, capped at its length.
-func (lr *lineReader) own(frag []byte) []byte {
-	n := len(frag)
-	if n > slabBytes/4 {
-		return append(make([]byte, 0, n), frag...)
-	}
-	if cap(lr.slab)-len(lr.slab) < n {
-		lr.slab = make([]byte, 0, slabBytes)
-	}
-	off := len(lr.slab)
-	lr.slab = append(lr.slab, frag...)
-	return lr.slab[off : off+n : off+n]
-}
+// minReadBytes is the least free space a read is made into: with less left
+// in its block the reader moves on to a new block.
+const minReadBytes = 16 << 10
 
 func newLineReader(r io.Reader, max int) *lineReader {
 	if max <= 0 {
 		max = DefaultMaxLineBytes
 	}
-	return &lineReader{r: bufio.NewReaderSize(r, ioBytes), max: max}
+	return &lineReader{r: r, max: max}
 }
+
+// buffered returns how many bytes are read but not yet returned as lines.
+func (lr *lineReader) buffered() int { return lr.end - lr.start }
 
 // next returns the next non-empty line without its "\n" (and "\r\n"), in a
 // slice the caller owns (it may share a block with other lines, never a
@@ -78,50 +77,96 @@ func (lr *lineReader) next() ([]byte, error) {
 	}
 }
 
+// read returns the next line with its "\n", or the last bytes before the
+// read error with that error.
 func (lr *lineReader) read() ([]byte, error) {
-	if lr.skip {
-		lr.skip = false
-		if _, err := lr.discard(); err != nil {
-			return nil, err
-		}
-	}
-	frag, err := lr.r.ReadSlice('\n')
-	if err == nil || !errors.Is(err, bufio.ErrBufferFull) {
-		return lr.own(frag), err
-	}
-	buf := append(make([]byte, 0, 2*len(frag)), frag...)
+	scanned := 0 // bytes of buf[start:end] known to hold no "\n"
 	for {
-		frag, err = lr.r.ReadSlice('\n')
-		size := len(buf) + len(frag)
-		if err == nil {
-			size-- // the "\n" is not part of the message, nor a "\r" before it
-			if n := len(frag); n >= 2 && frag[n-2] == '\r' || n == 1 && buf[len(buf)-1] == '\r' {
-				size--
+		if lr.skip {
+			if k := bytes.IndexByte(lr.buf[lr.start:lr.end], '\n'); k >= 0 {
+				lr.start += k + 1
+				lr.skip = false
+			} else {
+				lr.start = lr.end
 			}
 		}
-		if size > lr.max {
-			// Report at once, before the rest of the line arrives (a
-			// writer may never send its newline); the next read skips it.
-			lr.skip = errors.Is(err, bufio.ErrBufferFull)
-			return nil, fmt.Errorf("%w: more than %d bytes, the cap is %d (--max-line-bytes)", ErrLineTooLong, lr.max, lr.max)
+		if !lr.skip {
+			pending := lr.buf[lr.start:lr.end]
+			if k := bytes.IndexByte(pending[scanned:], '\n'); k >= 0 {
+				n := scanned + k + 1
+				line := pending[:n:n]
+				lr.start += n
+				lr.shared = true
+				if len(trimEOL(line)) > lr.max {
+					return nil, lr.tooLong()
+				}
+				if cap(lr.buf) > blockBytes && 2*n < cap(lr.buf) {
+					// A shorter line in a block grown for a long one: a
+					// copy, so that keeping it does not keep that block.
+					line = append(make([]byte, 0, n), line...)
+				}
+				return line, nil
+			}
+			scanned = len(pending)
+			size := len(pending)
+			if size > 0 && pending[size-1] == '\r' {
+				size-- // may be the "\r" of a "\r\n"
+			}
+			if size > lr.max {
+				// Report at once, before the rest of the line arrives (a
+				// writer may never send its newline); the next read skips it.
+				lr.start = lr.end
+				lr.skip = lr.err == nil
+				return nil, lr.tooLong()
+			}
 		}
-		buf = append(buf, frag...)
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return buf, err
+		if lr.err != nil {
+			err := lr.err
+			lr.err = nil
+			line := lr.buf[lr.start:lr.end:lr.end]
+			lr.start = lr.end
+			lr.shared = lr.shared || len(line) > 0
+			return line, err
 		}
+		lr.fill()
 	}
 }
 
-// discard skips to the end of the current line.
-func (lr *lineReader) discard() (int, error) {
-	n := 0
-	for {
-		frag, err := lr.r.ReadSlice('\n')
-		n += len(frag)
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return n, err
+func (lr *lineReader) tooLong() error {
+	return fmt.Errorf("%w: more than %d bytes, the cap is %d (--max-line-bytes)", ErrLineTooLong, lr.max, lr.max)
+}
+
+// fill reads once more, into a new block when the current one has less
+// than minReadBytes free or was grown for a long line that is done (the
+// line in progress moves to the new block).
+func (lr *lineReader) fill() {
+	grown := cap(lr.buf) > blockBytes && 2*(lr.end-lr.start) <= blockBytes
+	if cap(lr.buf)-lr.end < minReadBytes || grown {
+		pending := lr.buf[lr.start:lr.end]
+		size := max(blockBytes, 2*len(pending))
+		if lr.shared || cap(lr.buf) != size {
+			lr.buf = make([]byte, size)
+			lr.shared = false
+		}
+		lr.buf = lr.buf[:cap(lr.buf)]
+		lr.start, lr.end = 0, copy(lr.buf, pending)
+	}
+	for range 100 {
+		n, err := lr.r.Read(lr.buf[lr.end:])
+		if n < 0 || n > len(lr.buf)-lr.end {
+			lr.err = errors.New("invalid read count")
+			return
+		}
+		lr.end += n
+		if err != nil {
+			lr.err = err
+			return
+		}
+		if n > 0 {
+			return
 		}
 	}
+	lr.err = io.ErrNoProgress
 }
 
 func trimEOL(b []byte) []byte {

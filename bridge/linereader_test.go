@@ -3,10 +3,13 @@ package bridge
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
+	"unsafe"
 )
 
 // TestLineReaderReportsOversizeBeforeNewline: a writer that sends more than
@@ -90,3 +93,76 @@ type stallConn struct{ stall chan struct{} }
 func (c stallConn) ReadMessage() ([]byte, error) { <-c.stall; return nil, io.EOF }
 func (c stallConn) WriteMessages([][]byte) error { <-c.stall; return io.ErrClosedPipe }
 func (c stallConn) Close() error                 { return nil }
+
+// TestLineReaderLinesStayIntact: lines are slices of the reader's blocks,
+// not copies; every line handed out keeps its bytes while the reader goes
+// on through many blocks, including lines split across a block boundary,
+// and appending to a line never reaches the next one.
+func TestLineReaderLinesStayIntact(t *testing.T) {
+	var in bytes.Buffer
+	var want []string
+	for i := 0; in.Len() < 4*blockBytes; i++ {
+		l := fmt.Sprintf(`{"n":%d,"pad":"%s"}`, i, strings.Repeat("p", i%3000))
+		want = append(want, l)
+		in.WriteString(l + "\n")
+	}
+	lr := newLineReader(iotest.HalfReader(&in), 0)
+	var got [][]byte
+	for {
+		l, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, l)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d lines, want %d", len(got), len(want))
+	}
+	for i := range got {
+		_ = append(got[i], 'X')
+	}
+	for i := range got {
+		if string(got[i]) != want[i] {
+			t.Fatalf("line %d = %.40q..., want %.40q...", i, got[i], want[i])
+		}
+	}
+}
+
+// TestLineReaderCapAppliesToShortLines: the cap holds for a line that fits
+// the reader's block, and the line after it is read.
+func TestLineReaderCapAppliesToShortLines(t *testing.T) {
+	lr := newLineReader(strings.NewReader(strings.Repeat("z", 101)+"\r\n"+strings.Repeat("y", 100)+"\r\n"), 100)
+	if _, err := lr.next(); !errors.Is(err, ErrLineTooLong) {
+		t.Fatalf("101 bytes with a cap of 100: %v, want ErrLineTooLong", err)
+	}
+	if got, err := lr.next(); err != nil || len(got) != 100 {
+		t.Fatalf("next line: %d bytes, %v; want 100", len(got), err)
+	}
+}
+
+// TestLineReaderLongLineDoesNotPinItsBlock: after a line longer than a
+// block, the reader goes back to blocks of the usual size, and a short line
+// read with the long one does not share the long one's block.
+func TestLineReaderLongLineDoesNotPinItsBlock(t *testing.T) {
+	long := strings.Repeat("l", 3*blockBytes)
+	lr := newLineReader(strings.NewReader(long+"\n{\"short\":1}\n"), 0)
+	got, err := lr.next()
+	if err != nil || len(got) != len(long) {
+		t.Fatalf("long line: %d bytes, %v", len(got), err)
+	}
+	short, err := lr.next()
+	if err != nil || string(short) != `{"short":1}` {
+		t.Fatalf("short line: %q, %v", short, err)
+	}
+	// Read together, the short line would follow the long one's "\n".
+	if uintptr(unsafe.Pointer(&short[0]))-uintptr(unsafe.Pointer(&got[0])) == uintptr(len(got)+1) {
+		t.Error("the short line shares the long line's block: keeping it keeps that block")
+	}
+	lr.next() // io.EOF
+	if cap(lr.buf) > blockBytes {
+		t.Errorf("the reader keeps a block of %d bytes after the long line", cap(lr.buf))
+	}
+}

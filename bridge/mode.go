@@ -42,6 +42,10 @@ func (b *Bridge) trackHostMode(h *Host, method string, params []byte) {
 			b.hostSetMode(h, sid, acp.MemberString(params, "value"))
 		}
 	case acp.MethodSessionPrompt:
+		b.turns.set(sid, h.personName())
+		if h.person != nil {
+			b.log.Info("prompt from a person", "session", sid, "host", h.ID, "person", h.person.Name, "role", h.person.Role)
+		}
 		b.broker.PromptStarted(sid)
 	}
 }
@@ -130,7 +134,7 @@ func (b *Bridge) hostSetMode(h *Host, sid, modeID string) {
 	if IsPlanMode(modeID) {
 		m = confirm.ModePlan
 	}
-	_, err := b.broker.SetMode(sid, m, "host "+h.ID+" selected mode "+modeID)
+	_, err := b.broker.SetMode(sid, m, describeHost(h)+" selected mode "+modeID)
 	if err != nil && !errors.Is(err, confirm.ErrModeLocked) {
 		b.log.Warn("gate mode not changed", "session", sid, "mode", modeID, "err", err)
 	}

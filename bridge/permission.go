@@ -75,7 +75,7 @@ func (b *Bridge) decide(req confirm.Request) (json.RawMessage, error) {
 	req.Cwd = cwd
 	presenters := make([]confirm.Presenter, 0, len(hosts)+len(b.opts.Presenters))
 	for _, h := range hosts {
-		if !h.Driver {
+		if !h.Driver && h.mayAnswer() {
 			presenters = append(presenters, hostPresenter{h})
 		}
 	}
@@ -83,6 +83,7 @@ func (b *Bridge) decide(req confirm.Request) (json.RawMessage, error) {
 	if len(hosts) > 0 {
 		req.Producer = hosts[0].ID
 	}
+	req.Requester = b.turns.of(req.SessionID)
 	return b.broker.Ask(context.Background(), req, presenters)
 }
 
@@ -126,7 +127,7 @@ func (b *Bridge) hostAnswered(h *Host, decision string, result, errObj []byte) {
 		b.broker.Abstain(decision, h.ID, "error response: "+string(errObj))
 		return
 	}
-	if err := b.broker.AnswerResult(decision, h.ID, result); err != nil {
+	if err := b.broker.AnswerResultAs(h.personContext(), decision, h.ID, result); err != nil {
 		b.log.Warn("host answer not accepted", "host", h.ID, "decision", decision, "err", err)
 	}
 }
@@ -136,6 +137,9 @@ func (b *Bridge) hostAnswered(h *Host, decision string, result, errObj []byte) {
 func (b *Bridge) sessionStarted(sid, cwd string) {
 	if b.broker != nil {
 		b.broker.TrackSession(sid, cwd)
+	}
+	if b.opts.OnSession != nil {
+		b.opts.OnSession(sid, cwd)
 	}
 }
 

@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/acpmux/acpmux/acp"
@@ -108,7 +109,7 @@ func (b *Bridge) askQuestion(msg []byte, env acp.Envelope, agentID []byte, occ, 
 	mode := question.Mode(acp.MemberString(params, "mode"))
 	presenters := make([]confirm.Presenter, 0, len(hosts)+len(b.opts.Presenters))
 	for _, h := range hosts {
-		if !h.Driver && h.canElicit(mode) {
+		if !h.Driver && h.canElicit(mode) && h.mayAnswer() {
 			presenters = append(presenters, questionPresenter{h})
 		}
 	}
@@ -120,6 +121,10 @@ func (b *Bridge) askQuestion(msg []byte, env acp.Envelope, agentID []byte, occ, 
 	}
 	b.answerAgent(agentID, resultMessage(agentID, result))
 }
+
+// errCannotElicit is why a question is not presented to a host that did
+// not advertise the elicitation mode asked.
+var errCannotElicit = errors.New("the host did not advertise this elicitation mode")
 
 // questionPresenter shows questions to one bridge host as ACP
 // elicitation/create requests. It implements [confirm.Presenter].

@@ -212,3 +212,60 @@ for (const line of readFileSync(0, "utf8").split("\n").filter(Boolean)) {
 		}
 	}
 }
+
+// TestQuestionShownToHostsThatAttachLater: a question already open when
+// hosts attach (a phone opening the page later) is sent as
+// elicitation/create to the one that advertised elicitation.form, and to
+// the one that did not, nothing (never as a session/request_permission);
+// the late host's answer wins.
+func TestQuestionShownToHostsThatAttachLater(t *testing.T) {
+	f := newQuestionFixture(t, questionScript, `{"protocolVersion":1,"clientCapabilities":{}}`)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the question never reached the API")
+		}
+		_, body := f.http("GET", "/v1/sessions/s1/decisions?status=open", "")
+		if ds, _ := body["decisions"].([]any); len(ds) == 1 {
+			break
+		}
+	}
+	plain := f.add("plain", false, 0)
+	plain.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}`)
+	plain.next()
+	plain.send(`{"jsonrpc":"2.0","id":2,"method":"session/attach","params":{"sessionId":"s1","historyPolicy":"pending_only"}}`)
+	if m := plain.next(); m["result"] == nil {
+		t.Fatalf("attach: %v", m)
+	}
+	form := f.add("form", false, 0)
+	form.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{"elicitation":{"form":{}}}}}`)
+	form.next()
+	form.send(`{"jsonrpc":"2.0","id":2,"method":"session/attach","params":{"sessionId":"s1","historyPolicy":"pending_only"}}`)
+	var q map[string]any
+	for q == nil {
+		switch m := form.next(); m["method"] {
+		case "elicitation/create":
+			q = m
+		case "session/request_permission":
+			t.Fatalf("the question was sent as a permission request: %v", m)
+		}
+	}
+	if p := q["params"].(map[string]any); p["message"] != "How many?" || p["_meta"].(map[string]any)["acpmux"].(map[string]any)["decisionId"] == nil {
+		t.Fatalf("late host shown %v", p)
+	}
+	qid, _ := json.Marshal(q["id"])
+	form.send(`{"jsonrpc":"2.0","id":` + string(qid) + `,"result":{"action":"accept","content":{"count":2}}}`)
+	if got := f.waitAgent(1); got != `{"action":"accept","content":{"count":2}}` {
+		t.Errorf("agent got %s", got)
+	}
+	for {
+		select {
+		case line := <-plain.in:
+			if strings.Contains(line, "elicitation/create") || strings.Contains(line, "session/request_permission") {
+				t.Fatalf("the host without the capability was sent %s", line)
+			}
+			continue
+		default:
+		}
+		break
+	}
+}

@@ -48,7 +48,7 @@ func (b *Bridge) stripAgentMeta(msg []byte, env acp.Envelope) ([]byte, acp.Envel
 		span = env.Result
 	}
 	body := span.Bytes(msg)
-	if body == nil {
+	if body == nil || !env.MetaNames {
 		return msg, env
 	}
 	stripped, n := acp.DeleteMetaMembers(body, "acpmux")

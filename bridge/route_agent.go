@@ -79,7 +79,7 @@ func (b *Bridge) flushPending() {
 func (b *Bridge) fromAgent(msg []byte) {
 	b.stats.agentMsgs.Add(1)
 	b.stats.agentBytes.Add(int64(len(msg)))
-	env, err := acp.Parse(msg)
+	env, err := b.agentParser.Parse(msg)
 	if errors.Is(err, acp.ErrNotJSON) {
 		n := b.stats.nonJSON.Add(1)
 		b.log.Warn("agent wrote a non-JSON line to stdout; not forwarded", "line", truncate(msg, 200), "count", n)
@@ -187,7 +187,7 @@ func (b *Bridge) agentNotification(msg []byte, env acp.Envelope) {
 	if env.Method == acp.MethodElicitationComplete {
 		b.agentCompleted(params)
 	}
-	if env.Method == acp.MethodSessionUpdate {
+	if env.Method == acp.MethodSessionUpdate && env.MetaNames { // no _meta: nothing to strip, no copy of env
 		if msg, env = b.stripAgentMeta(msg, env); msg == nil {
 			return
 		}

@@ -105,6 +105,10 @@ func (b *Bridge) hostBatch(h *Host, msg []byte) {
 func (b *Bridge) hostRequest(h *Host, msg []byte, env acp.Envelope) {
 	params := env.Params.Bytes(msg)
 	c := newCall(h, msg, env)
+	if err := h.admitMethod(env.Method); err != nil { // host_person.go
+		b.replyError(h, c.origID, err)
+		return
+	}
 	if env.Method == acp.MethodInitialize {
 		noteHostCapabilities(h, params)
 	}
@@ -276,6 +280,10 @@ func (b *Bridge) hostNotification(h *Host, msg []byte, env acp.Envelope) {
 		case upstream.MethodUpdate:
 			b.teammateUpdate(h, params)
 		}
+		return
+	}
+	if !h.mayPrompt() && env.Method != acp.MethodCancelRequest {
+		b.log.Warn("notification from a host whose person may not drive the agent; dropped", "host", h.ID, "person", h.personName(), "method", env.Method)
 		return
 	}
 	if b.teammateSessionCancel(h, env.Method, params) {

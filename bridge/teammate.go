@@ -150,7 +150,7 @@ func (b *Bridge) decideTeammate(req confirm.Request, a upstream.Ask, id []byte) 
 	b.mu.Lock()
 	presenters := make([]confirm.Presenter, 0, len(b.hosts)+len(b.opts.Presenters))
 	for _, x := range b.hosts {
-		if !x.Driver && x.teammate == "" {
+		if !x.Driver && x.teammate == "" && x.mayAnswer() {
 			presenters = append(presenters, hostPresenter{x})
 		}
 	}

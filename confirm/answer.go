@@ -68,8 +68,21 @@ func (b *Broker) answerStored(ctx context.Context, sessionID, decisionID string,
 	return v, false, fmt.Errorf("%w: decision is %s (%s)", ErrConflict, rec.Status, rec.Reason)
 }
 
-// answer runs the claim of a on d for hostID.
+// answer runs the claim of a on d for hostID, after the checks of who may
+// answer (people.go); a vote of a quorum decision is counted first
+// (quorum.go).
 func (b *Broker) answer(ctx context.Context, d *Decision, hostID string, a Answer) (bool, error) {
+	if err := mayAnswer(ctx, d); err != nil {
+		return false, b.refusePerson(ctx, d, hostID, err)
+	}
+	if d.voting(a) {
+		return b.vote(ctx, d, hostID, a)
+	}
+	return b.claim(ctx, d, hostID, a)
+}
+
+// claim runs the claim of a on d for hostID.
+func (b *Broker) claim(ctx context.Context, d *Decision, hostID string, a Answer) (bool, error) {
 	opt, ev, err := b.begin(ctx, d, hostID, a)
 	if ev != nil {
 		b.persist(d, *ev)
@@ -77,7 +90,7 @@ func (b *Broker) answer(ctx context.Context, d *Decision, hostID string, a Answe
 	if opt == nil {
 		return err == nil, err
 	}
-	t := transition{Status: store.StatusAnswered, Answer: &a, By: hostID, Reason: store.ReasonAnswered}
+	t := transition{Status: store.StatusAnswered, Answer: &a, By: hostID, Person: personName(ctx), Reason: store.ReasonAnswered}
 	if mayApprove(*opt) {
 		if rerr := b.revalidate(ctx, d); rerr != nil {
 			b.commit(d, transition{Status: store.StatusCancelled, Reason: store.ReasonStale}, "stale: "+rerr.Error(), true)
@@ -179,7 +192,16 @@ func describe(a Answer) string {
 // Requesting Permission"
 // (https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission).
 func (b *Broker) AnswerResult(decisionID, hostID string, result json.RawMessage) error {
-	ctx := context.Background()
+	return b.AnswerResultAs(context.Background(), decisionID, hostID, result)
+}
+
+// AnswerResultAs is [Broker.AnswerResult] for a host whose person ctx
+// carries ([WithPerson]): a /acp WebSocket host authenticated with a
+// person's token. The answer is checked and journalled with that person,
+// and is a vote where the decision needs a quorum. An answer the person
+// (or a host without one) may not give returns ErrForbidden, and the host
+// abstains: it can never answer this decision.
+func (b *Broker) AnswerResultAs(ctx context.Context, decisionID, hostID string, result json.RawMessage) error {
 	d := b.lookup(ctx, decisionID)
 	if d == nil {
 		return ErrNotFound
@@ -210,8 +232,11 @@ func (b *Broker) AnswerResult(decisionID, hostID string, result json.RawMessage)
 		return err
 	}
 	_, err = b.answer(ctx, d, hostID, Answer{OptionID: optionID, Scope: scope})
-	if errors.Is(err, ErrInvalidAnswer) {
+	switch {
+	case errors.Is(err, ErrInvalidAnswer):
 		b.abstain(d, hostID, "invalid answer")
+	case errors.Is(err, ErrForbidden):
+		b.abstain(d, hostID, "its person may not answer") // it never can: do not wait for it
 	}
 	return err
 }

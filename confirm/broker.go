@@ -285,6 +285,7 @@ func (b *Broker) open(ctx context.Context, req Request) (*Decision, json.RawMess
 		b.finishSnapshot(&snap)
 	}
 	b.routeSnapshot(&snap, req.Producer)
+	snap.Gate.Requester = req.Requester
 	return b.create(ctx, id, snap, timeout)
 }
 

@@ -50,7 +50,7 @@ func (b *Broker) commit(d *Decision, t transition, detail string, stored bool) e
 		detail += ": " + m
 	}
 	d.mu.Lock()
-	t.Event = d.addEvent(t.At, eventFor(t.Status), t.By, detail)
+	t.Event = d.addPersonEvent(t.At, eventFor(t.Status), t.By, t.Person, detail)
 	d.mu.Unlock()
 	var err error
 	if stored && b.store != nil {
@@ -107,7 +107,7 @@ func (b *Broker) finish(d *Decision, t transition) {
 		}
 		d.result = questionResult(d, t)
 	}
-	d.res = Resolution{Status: t.Status, OptionID: optionID, Text: text, By: t.By, Reason: t.Reason, At: t.At}
+	d.res = Resolution{Status: t.Status, OptionID: optionID, Text: text, By: t.By, Person: t.Person, Reason: t.Reason, At: t.At}
 	d.claiming = false
 	if d.timer != nil {
 		d.timer.Stop()
@@ -282,6 +282,7 @@ type transition struct {
 	// Question is a question's validated winning answer.
 	Question *question.Answer
 	By       string // winning host id, or the gate's decidedBy; "" when the broker closed it
+	Person   string // the winning answer's person (people.go), "" when none
 	Reason   store.Reason
 	At       time.Time
 	Event    store.Event // the terminal journal event, written in the same transaction

@@ -42,6 +42,7 @@ type Resolution struct {
 	OptionID string       // the winning optionId, or the fail-closed reject option sent to the agent, or ""
 	Text     string       // free text of the winning answer, if any
 	By       string       // host id of the winning answer; "" when the broker closed it
+	Person   string       // the person of the winning answer (docs/tokens.md); "" when none
 	Reason   store.Reason // why it closed
 	At       time.Time    // when it closed
 }
@@ -125,6 +126,7 @@ type Decision struct {
 	hosts     map[string]*hostState
 	order     []string // host ids in presentation order
 	delivered bool
+	votes     map[string]string // person → optionId, for a broker without a store.Votes (quorum.go)
 	timer     *time.Timer
 	done      chan struct{} // closed once the decision is closed, its result set and the gate's after-close work done
 	ready     chan struct{} // closed once the decision is stored (or failed to be)
@@ -185,6 +187,7 @@ func (d *Decision) View() View {
 	if d.status.Closed() {
 		v.Reason = d.res.Reason
 		v.ResolvedBy = d.res.By
+		v.AnsweredBy = d.res.Person
 		at := d.res.At
 		v.ClosedAt = &at
 	}

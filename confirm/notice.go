@@ -24,6 +24,7 @@ type ResolvedNotice struct {
 	Status     store.Status `json:"status"`
 	OptionID   string       `json:"optionId,omitempty"`
 	ResolvedBy string       `json:"resolvedBy,omitempty"`
+	AnsweredBy string       `json:"answeredBy,omitempty"` // the person of the winning answer (docs/tokens.md)
 	Reason     store.Reason `json:"reason"`
 	At         time.Time    `json:"at"`
 }
@@ -41,7 +42,7 @@ func Notice(d *Decision, res Resolution) json.RawMessage {
 	}
 	b, err := json.Marshal(ResolvedNotice{SessionID: d.SessionID(), DecisionID: d.ID(),
 		ToolCallID: d.snap.ToolCall.ToolCallID, Status: res.Status, OptionID: opt,
-		ResolvedBy: res.By, Reason: res.Reason, At: res.At})
+		ResolvedBy: res.By, AnsweredBy: res.Person, Reason: res.Reason, At: res.At})
 	if err != nil {
 		panic("confirm: marshal notice: " + err.Error()) // plain fields: cannot fail
 	}

@@ -34,6 +34,11 @@ type GateInfo struct {
 	Agent          string          `json:"agent,omitempty"`
 	Producer       string          `json:"producer,omitempty"` // host that owns the session
 	Key            string          `json:"key"`                // the remember key (agent, kind, command or title)
+	// Approval is who may answer, from the matching ask rules
+	// (docs/policy.md, "Approvers and quorum"); nil: anyone who may answer.
+	Approval *policy.Approval `json:"approval,omitempty"`
+	// Requester is the person whose prompt led to the request (Request.Requester).
+	Requester string `json:"requester,omitempty"`
 }
 
 // shellCommand returns the shell command of a tool call: rawInput.command
@@ -161,6 +166,7 @@ func (b *Broker) routeSnapshot(s *Snapshot, producer string) {
 	b.g.mu.Unlock()
 	v := pol.Evaluate(it)
 	g.Policy = v.Decision
+	g.Approval = v.Approval
 	route(g, s, it, v, tripped, remembered, by)
 	if s.ModeRevision == 0 {
 		s.ModeRevision = g.ModeRevision

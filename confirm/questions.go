@@ -208,6 +208,9 @@ func jsonSame(x, y map[string]any) bool {
 
 // answerQuestion runs the claim of a on question d for hostID.
 func (b *Broker) answerQuestion(ctx context.Context, d *Decision, hostID string, a question.Answer) (bool, error) {
+	if err := mayAnswer(ctx, d); err != nil { // people.go
+		return false, b.refusePerson(ctx, d, hostID, err)
+	}
 	valid, ev, err := b.beginQuestion(ctx, d, hostID, a)
 	if ev != nil {
 		b.persist(d, *ev)
@@ -221,7 +224,7 @@ func (b *Broker) answerQuestion(ctx context.Context, d *Decision, hostID string,
 			return false, fmt.Errorf("%w: %w: %v", ErrConflict, ErrStale, errSessionGone)
 		}
 	}
-	t := transition{Status: store.StatusAnswered, Question: valid, By: hostID, Reason: store.ReasonAnswered}
+	t := transition{Status: store.StatusAnswered, Question: valid, By: hostID, Person: personName(ctx), Reason: store.ReasonAnswered}
 	if err := b.commit(d, t, string(valid.Action), true); err != nil {
 		return false, fmt.Errorf("record answer: %w", err)
 	}

@@ -41,6 +41,10 @@ type Request struct {
 	// Producer is the id of the host that owns the session, recorded in
 	// the audit row (PlanItem.Producer).
 	Producer string
+	// Requester is the person (docs/tokens.md) whose session/prompt
+	// started the current prompt turn, "" when unknown; a rule with
+	// requester_may_approve = false keeps them from answering.
+	Requester string
 	// Relayed, when not nil, is what another bridge (a teammate, see
 	// docs/teammates.md) already derived and showed for its own decision:
 	// the snapshot takes its title, command, classification and warnings

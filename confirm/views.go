@@ -33,6 +33,7 @@ type View struct {
 	AllowFreeText       bool                   `json:"allowFreeText"`
 	Answer              *Answer                `json:"answer"`
 	ResolvedBy          string                 `json:"resolvedBy,omitempty"`
+	AnsweredBy          string                 `json:"answeredBy,omitempty"` // the person of the winning answer (docs/tokens.md)
 	CreatedAt           time.Time              `json:"createdAt"`
 	Deadline            time.Time              `json:"deadline"`
 	ClosedAt            *time.Time             `json:"closedAt,omitempty"`
@@ -104,6 +105,11 @@ func viewOfRecord(r store.Record) (View, error) {
 	v.Delivered = !r.DeliveredAt.IsZero()
 	if r.Events != nil {
 		v.Events = r.Events
+		for _, ev := range r.Events {
+			if ev.Type == store.EventAnswered {
+				v.AnsweredBy = ev.Person
+			}
+		}
 	}
 	if snap.isQuestion() {
 		v.Answer = nil

@@ -1,13 +1,14 @@
 package httpapi
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"mime"
 	"net"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/store"
 )
 
 // guard is the one gate in front of every request: Host, Origin,
@@ -17,7 +18,8 @@ type guard struct {
 	next     http.Handler
 	hosts    map[string]bool // allowed Host header values, lower case
 	tokenSum [32]byte        // sha256 of the token, so the compare is constant-time in its length too
-	noToken  bool            // no token configured: refuse everything
+	noToken  bool            // no --token-file token: only people's tokens (people.go)
+	people   store.People    // Options.People, may be nil
 }
 
 // ServeHTTP runs the checks in order and passes the request on only if all
@@ -40,12 +42,14 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.exchangeToken(w, r)
 		return
 	}
-	if !g.authorized(r) {
+	p, why := g.authenticate(r) // people.go
+	if why != nil {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="acpmux"`)
-		refuse(w, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token")
+		refuse(w, http.StatusUnauthorized, why.code, why.msg)
 		return
 	}
 	markAuthenticated(r)
+	r = r.WithContext(confirm.WithPerson(r.Context(), p))
 	if hasBody(r) && !isJSON(r.Header.Values("Content-Type")) {
 		refuse(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "the body must be application/json")
 		return
@@ -114,48 +118,18 @@ const CookieName = "acpmux_token"
 // together with "acp" in Sec-WebSocket-Protocol; acpmux selects "acp".
 const ProtocolTokenPrefix = "acpmux.bearer."
 
-// authorized checks the token in constant time. It may come as
-// "Authorization: Bearer TOKEN" (one header, scheme case-insensitive), as
-// the acpmux_token cookie, or as a Sec-WebSocket-Protocol entry
-// "acpmux.bearer.TOKEN" — never from the query string, except for the
-// one-time exchange of GET /?token= (exchangeToken).
-func (g *guard) authorized(r *http.Request) bool {
-	if g.noToken {
-		return false
-	}
-	if vals := r.Header.Values("Authorization"); len(vals) > 0 {
-		if len(vals) != 1 {
-			return false
-		}
-		scheme, tok, ok := strings.Cut(vals[0], " ")
-		return ok && strings.EqualFold(scheme, "Bearer") && g.tokenOK(strings.TrimSpace(tok))
-	}
-	if c, err := r.Cookie(CookieName); err == nil {
-		return g.tokenOK(c.Value)
-	}
-	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
-		for _, p := range strings.Split(v, ",") {
-			if tok, ok := strings.CutPrefix(strings.TrimSpace(p), ProtocolTokenPrefix); ok {
-				return g.tokenOK(tok)
-			}
-		}
-	}
-	return false
-}
-
-func (g *guard) tokenOK(tok string) bool {
-	sum := sha256.Sum256([]byte(tok))
-	return subtle.ConstantTimeCompare(sum[:], g.tokenSum[:]) == 1
-}
-
 // exchangeToken serves GET /?token=TOKEN, the link acpmux prints: a right
 // token becomes the HttpOnly SameSite=Strict cookie and a 303 redirect to
 // "/" takes it out of the address bar and history; a wrong one is 401.
 func (g *guard) exchangeToken(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.Header().Set("Cache-Control", "no-store")
-	if r.Method != http.MethodGet || g.noToken || !g.tokenOK(r.URL.Query().Get("token")) {
+	if r.Method != http.MethodGet {
 		refuse(w, http.StatusUnauthorized, "unauthorized", "missing or wrong token")
+		return
+	}
+	if _, why := g.person(r.Context(), r.URL.Query().Get("token")); why != nil {
+		refuse(w, http.StatusUnauthorized, why.code, why.msg)
 		return
 	}
 	markAuthenticated(r)

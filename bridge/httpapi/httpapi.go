@@ -23,9 +23,14 @@ type Options struct {
 	// AllowedHosts are further accepted Host header values (host:port), for
 	// a server started with --allow-remote and reached by name.
 	AllowedHosts []string
-	// Token is the bearer token every request must carry. Empty refuses
-	// every request with 401.
+	// Token is the --token-file bearer token: an admin named LegacyPerson.
+	// Empty means none (only People's tokens are accepted; with neither,
+	// every request is refused with 401).
 	Token string
+	// People, when not nil, holds the per-person tokens (docs/tokens.md),
+	// looked up on every request, so an added or revoked token counts at
+	// once.
+	People store.People
 	// MaxBodyBytes caps the body of POST
 	// /v1/sessions/{sessionId}/decisions/{decisionId}; 0 means
 	// DefaultMaxBodyBytes. Every other route, Routes included, takes no
@@ -107,7 +112,7 @@ func New(b *confirm.Broker, opts Options) http.Handler {
 		})))
 	}
 	return &guard{next: mux, hosts: allowedHosts(opts.Addr, opts.AllowedHosts),
-		tokenSum: sha256.Sum256([]byte(opts.Token)), noToken: opts.Token == ""}
+		tokenSum: sha256.Sum256([]byte(opts.Token)), noToken: opts.Token == "", people: opts.People}
 }
 
 // Capabilities is the body of GET /v1/capabilities.
@@ -116,11 +121,17 @@ type Capabilities struct {
 	Version      string `json:"version"`      // acpmux version
 	MaxBodyBytes int64  `json:"maxBodyBytes"` // cap of a POST body
 	HostID       string `json:"hostId"`       // how API answers are named in journals
+	// Person is who the request's token authenticates (docs/tokens.md).
+	Person *confirm.Person `json:"person,omitempty"`
 }
 
 func (s *server) capabilities(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, Capabilities{Decisions: s.b != nil, Version: s.opts.Version,
-		MaxBodyBytes: s.opts.MaxBodyBytes, HostID: s.opts.HostID})
+	caps := Capabilities{Decisions: s.b != nil, Version: s.opts.Version,
+		MaxBodyBytes: s.opts.MaxBodyBytes, HostID: s.opts.HostID}
+	if p, ok := confirm.PersonFrom(r.Context()); ok {
+		caps.Person = &p
+	}
+	writeJSON(w, http.StatusOK, caps)
 }
 
 // available writes 503 when no broker is wired.
@@ -227,7 +238,11 @@ func (s *server) answer(w http.ResponseWriter, r *http.Request) {
 		s.failWith(w, r, err, v)
 		return
 	}
-	writeJSON(w, http.StatusOK, AnswerResponse{View: v, Deduped: deduped})
+	status := http.StatusOK
+	if v.Status == store.StatusOpen {
+		status = http.StatusAccepted // a vote counted; the quorum is not met yet
+	}
+	writeJSON(w, status, AnswerResponse{View: v, Deduped: deduped})
 }
 
 // decodeAnswer reads {"optionId"?: string, "text"?: string, "scope"?:
@@ -264,7 +279,13 @@ func decodeAnswer(data []byte) (confirm.Answer, error) {
 func (s *server) answerQuestion(w http.ResponseWriter, r *http.Request, data []byte) {
 	a, err := question.DecodeAnswer(data)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_body", acp.AsError(err).Message)
+		var body ErrorBody
+		body.Error.Code, body.Error.Message = "invalid_body", acp.AsError(err).Message
+		var fe *question.FieldError
+		if errors.As(err, &fe) {
+			body.Error.Field, body.Error.Reason = fe.Field, fe.Reason
+		}
+		writeJSON(w, http.StatusBadRequest, body)
 		return
 	}
 	v, deduped, err := s.b.AnswerQuestion(r.Context(), r.PathValue("sessionId"), r.PathValue("decisionId"), s.opts.HostID, a)
@@ -276,11 +297,15 @@ func (s *server) answerQuestion(w http.ResponseWriter, r *http.Request, data []b
 }
 
 // ErrorBody is the body of every error response. Decision is set on 409 so
-// a client sees how the decision ended.
+// a client sees how the decision ended. Field and Reason are set on a 400
+// that refuses one field of a question's answer: Field is its path
+// ("action", "content" or "content.NAME"), Reason what is wrong with it.
 type ErrorBody struct {
 	Error struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
+		Field   string `json:"field,omitempty"`
+		Reason  string `json:"reason,omitempty"`
 	} `json:"error"`
 	Decision *confirm.View `json:"decision,omitempty"`
 }
@@ -297,6 +322,10 @@ func (s *server) failWith(w http.ResponseWriter, r *http.Request, err error, v c
 	switch {
 	case errors.Is(err, confirm.ErrNotFound):
 		status, body.Error.Code = http.StatusNotFound, "not_found"
+	case errors.Is(err, confirm.ErrForbidden):
+		status, body.Error.Code = http.StatusForbidden, "forbidden"
+	case errors.Is(err, confirm.ErrDuplicateVote):
+		status, body.Error.Code = http.StatusConflict, "duplicate_vote"
 	case errors.Is(err, confirm.ErrStale):
 		status, body.Error.Code = http.StatusConflict, "stale"
 	case errors.Is(err, confirm.ErrConflict):
@@ -305,6 +334,10 @@ func (s *server) failWith(w http.ResponseWriter, r *http.Request, err error, v c
 		status, body.Error.Code = http.StatusBadRequest, scopeError(err)
 	case errors.Is(err, confirm.ErrInvalidAnswer):
 		status, body.Error.Code = http.StatusBadRequest, "invalid_answer"
+		var fe *question.FieldError
+		if errors.As(err, &fe) {
+			body.Error.Field, body.Error.Reason = fe.Field, fe.Reason
+		}
 	default:
 		s.log.Error("httpapi: request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}

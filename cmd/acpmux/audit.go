@@ -20,6 +20,7 @@ func init() {
 }
 
 const auditUsage = `Usage: acpmux audit [--session ID] [--json] [--state PATH|URL] [--limit N]
+       acpmux audit verify [--state PATH|URL]
 
 Prints the audit row of every permission request acpmux saw: what was asked
 (kind, title, command, class and reasons, diff preview), how the plan-mode
@@ -34,6 +35,9 @@ Flags:
 `
 
 func auditMain(args []string, s stdio) int {
+	if len(args) > 0 && args[0] == "verify" {
+		return auditVerifyMain(args[1:], s) // audit_verify.go
+	}
 	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
 	var session, state string
 	var asJSON bool

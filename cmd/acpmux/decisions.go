@@ -24,8 +24,9 @@ func init() {
 
 const decisionsUsage = `Usage:
   acpmux decisions list   [--session ID] [--status S] [flags]
-  acpmux decisions show   DECISION_ID --session ID [flags]
-  acpmux decisions answer DECISION_ID --session ID (--option OPTION_ID | --text TEXT) [flags]
+  acpmux decisions show   DECISION_ID [--session ID] [flags]
+  acpmux decisions answer DECISION_ID --session ID (--option OPTION_ID | --text TEXT) [--scope S] [flags]
+  acpmux decisions watch  [--json] [--after N] [flags]
   acpmux decisions answer DECISION_ID --session ID --action A [--field NAME=VALUE ... | --content JSON] [flags]
 
 Talks to the decisions HTTP API of a running "acpmux run --listen ADDR" to
@@ -33,12 +34,17 @@ answer the agent's permission requests from a terminal or a script.
 
   list    the decisions of one session (--session), or of every session;
           --status open|answered|timed_out|cancelled filters them
-  show    one decision: the command, warnings, offered options, journal
+  show    one decision: the command, warnings, offered options, journal;
+          without --session it is looked up in every session
   answer  answer with an offered optionId (--option), free text (--text,
           only when the decision allows it), or both; a question (the
           agent's elicitation) with --action accept|decline|cancel and,
           for accept, --field name=value (repeatable, typed by the
-          question's schema) or --content JSON
+          question's schema) or --content JSON; --scope ONCE, SESSION
+          or ALWAYS remembers an allow or reject for the session or for
+          good (docs/policy.md, "Scopes")
+  watch   print the API's events (GET /v1/events) as they happen, one line
+          each (--json: the event's JSON), reconnecting where it left off
 
 Exit status: 0 success (also an answer identical to the recorded one);
 1 the server refused or failed (not found, conflict, invalid answer,
@@ -50,7 +56,8 @@ Flags:
 // decisionsFlags are the flags of every decisions subcommand.
 type decisionsFlags struct {
 	url, tokenFile, session, status, option, text string
-	action, content                               string
+	action, content, scope                        string
+	after                                         int64
 	fields                                        fieldList
 	asJSON                                        bool
 	timeout                                       time.Duration
@@ -64,6 +71,8 @@ func (f *decisionsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.status, "status", "", "list: only decisions with this status")
 	fs.StringVar(&f.option, "option", "", "answer: the optionId to choose, exactly as offered")
 	fs.StringVar(&f.text, "text", "", "answer: free text, when the decision allows it")
+	fs.StringVar(&f.scope, "scope", "", "answer: remember the answer: ONCE (the default), SESSION or ALWAYS")
+	fs.Int64Var(&f.after, "after", -1, "watch: first replay the stored events after this id (0: all that are kept)")
 	fs.StringVar(&f.action, "action", "", "answer a question: accept, decline or cancel")
 	fs.Var(&f.fields, "field", "answer a question: NAME=VALUE of one property (repeatable)")
 	fs.StringVar(&f.content, "content", "", "answer a question: the content as one JSON object")
@@ -85,7 +94,7 @@ func decisionsMain(args []string, s stdio) int {
 		return code
 	}
 	if len(pos) == 0 {
-		fmt.Fprint(s.err, "acpmux decisions: missing subcommand (list, show or answer)\nRun 'acpmux decisions --help' for usage.\n")
+		fmt.Fprint(s.err, "acpmux decisions: missing subcommand (list, show, answer or watch)\nRun 'acpmux decisions --help' for usage.\n")
 		return 2
 	}
 	if msg := f.check(pos); msg != "" {
@@ -104,6 +113,8 @@ func decisionsMain(args []string, s stdio) int {
 		err = c.show(s.out, f, pos[1])
 	case "answer":
 		err = c.answer(s.out, f, pos[1])
+	case "watch":
+		err = c.watch(s.out, s.err, f) // decisions_watch.go
 	}
 	if err != nil {
 		fmt.Fprintln(s.err, "acpmux decisions:", err)
@@ -117,6 +128,7 @@ Examples:
   acpmux decisions list --url http://127.0.0.1:7777 --status open
   acpmux decisions show 0b6f...  --session sess_1
   acpmux decisions answer 0b6f... --session sess_1 --option allow-once
+  acpmux decisions watch --url http://127.0.0.1:7777 --after 0
 `
 
 // check validates the subcommand and its arguments; it returns a usage
@@ -136,8 +148,11 @@ func (f *decisionsFlags) check(pos []string) string {
 		if len(pos) != 2 {
 			return pos[0] + " takes exactly one DECISION_ID"
 		}
-		if f.session == "" {
+		if f.session == "" && pos[0] == "answer" {
 			return pos[0] + " needs --session"
+		}
+		if msg := f.checkScope(pos[0]); msg != "" { // decisions_conflict.go
+			return msg
 		}
 		if pos[0] == "answer" && f.action != "" && (f.option != "" || f.text != "") {
 			return "--action answers a question; --option and --text a permission request: not both"
@@ -151,8 +166,12 @@ func (f *decisionsFlags) check(pos []string) string {
 		if pos[0] == "answer" && f.option == "" && f.text == "" && f.action == "" {
 			return "answer needs --option or --text (a question: --action)"
 		}
+	case "watch":
+		if len(pos) != 1 {
+			return "watch takes no arguments"
+		}
 	default:
-		return fmt.Sprintf("unknown subcommand %q (want list, show or answer)", pos[0])
+		return fmt.Sprintf("unknown subcommand %q (want list, show, answer or watch)", pos[0])
 	}
 	if f.url == "" {
 		return "--url is required (or set ACPMUX_URL)"
@@ -214,9 +233,13 @@ type apiError struct {
 	status       int
 	code, msg    string
 	decisionStat string
+	decision     *confirm.View // the decision of a 409
 }
 
 func (e *apiError) Error() string {
+	if e.status == http.StatusConflict {
+		return conflictSentence(e) // decisions_conflict.go
+	}
 	s := fmt.Sprintf("%s (HTTP %d): %s", e.code, e.status, e.msg)
 	if e.decisionStat != "" {
 		s += "; the decision is " + e.decisionStat
@@ -255,7 +278,7 @@ func (c *apiClient) do(method, path string, body any, out any, raw *json.RawMess
 		if json.Unmarshal(data, &e) == nil && e.Error.Code != "" {
 			ae.code, ae.msg = e.Error.Code, e.Error.Message
 			if e.Decision != nil {
-				ae.decisionStat = string(e.Decision.Status)
+				ae.decisionStat, ae.decision = string(e.Decision.Status), e.Decision
 			}
 		}
 		return ae
@@ -311,6 +334,13 @@ func (c *apiClient) list(w io.Writer, f decisionsFlags) error {
 func (c *apiClient) show(w io.Writer, f decisionsFlags, id string) error {
 	var v confirm.View
 	var raw json.RawMessage
+	if f.session == "" {
+		sid, err := c.findSession(id) // decisions_conflict.go
+		if err != nil {
+			return err
+		}
+		f.session = sid
+	}
 	if err := c.do("GET", decisionPath(f.session, id), nil, &v, &raw); err != nil {
 		return err
 	}
@@ -335,7 +365,7 @@ func (c *apiClient) answer(w io.Writer, f decisionsFlags, id string) error {
 	}
 	var resp httpapi.AnswerResponse
 	var raw json.RawMessage
-	body := confirm.Answer{OptionID: f.option, Text: f.text}
+	body := confirm.Answer{OptionID: f.option, Text: f.text, Scope: strings.ToUpper(f.scope)}
 	if err := c.do("POST", decisionPath(f.session, id), body, &resp, &raw); err != nil {
 		return err
 	}

@@ -107,7 +107,7 @@ func TestDecisionsCLI(t *testing.T) {
 		t.Fatalf("repeat: %d %q", code, out)
 	}
 	code, _, errs = runDecisions(append([]string{"answer", id, "--session", "sess_1", "--option", "reject-once"}, conn...)...)
-	if code != 1 || !strings.Contains(errs, "conflict (HTTP 409)") || !strings.Contains(errs, "the decision is answered") {
+	if code != 1 || !strings.Contains(errs, "http already answered decision "+id) || !strings.Contains(errs, "option allow-once; your answer was not used") {
 		t.Fatalf("conflict: %d %q", code, errs)
 	}
 	code, out, _ = runDecisions(append([]string{"show", id, "--session", "sess_1", "--json"}, conn...)...)
@@ -118,6 +118,15 @@ func TestDecisionsCLI(t *testing.T) {
 	code, _, errs = runDecisions(append([]string{"show", "nope", "--session", "sess_1"}, conn...)...)
 	if code != 1 || !strings.Contains(errs, "not_found") {
 		t.Fatalf("show missing: %d %q", code, errs)
+	}
+	// Without --session the decision is found in the sessions the API lists.
+	code, out, errs = runDecisions(append([]string{"show", id}, conn...)...)
+	if code != 0 || !strings.Contains(out, "session   sess_1") || !strings.Contains(out, "answered") {
+		t.Fatalf("show without --session: %d %q %q", code, out, errs)
+	}
+	code, _, errs = runDecisions(append([]string{"show", "nope"}, conn...)...)
+	if code != 1 || !strings.Contains(errs, "no decision nope in any of the 1 sessions") {
+		t.Fatalf("show missing without --session: %d %q", code, errs)
 	}
 }
 
@@ -133,7 +142,9 @@ func TestDecisionsCLIErrors(t *testing.T) {
 	}{
 		{"no subcommand", []string{"--url", base}, 2, "missing subcommand"},
 		{"unknown subcommand", []string{"approve", "--url", base}, 2, "unknown subcommand"},
-		{"show without session", []string{"show", "x", "--url", base}, 2, "needs --session"},
+		{"answer without session", []string{"answer", "x", "--option", "o", "--url", base}, 2, "needs --session"},
+		{"scope of a question", []string{"answer", "x", "--session", "s", "--action", "accept", "--scope", "SESSION", "--url", base}, 2, "--scope is for"},
+		{"unknown scope", []string{"answer", "x", "--session", "s", "--option", "o", "--scope", "forever", "--url", base}, 2, "want ONCE, SESSION or ALWAYS"},
 		{"answer without option", []string{"answer", "x", "--session", "s", "--url", base}, 2, "--option or --text"},
 		{"no url", []string{"list", "--url", ""}, 2, "--url is required"},
 		{"bad flag", []string{"list", "--bogus"}, 2, "flag provided but not defined"},

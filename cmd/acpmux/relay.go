@@ -41,6 +41,7 @@ type relayFlags struct {
 	gate            gateFlags // gate_flags.go
 	notify          stringList
 	notifyAfter     time.Duration
+	daily           dailyFlags // daily.go
 	teammate        teammateFlags
 }
 
@@ -60,7 +61,8 @@ func (f *relayFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.name, "name", "", "this teammate's name at the lead, for --upstream: 1-64 of A-Z a-z 0-9 . _ -")
 	f.gate.register(fs)
 	registerNotifyFlags(fs, &f.notify, &f.notifyAfter) // notify.go
-	f.teammate.register(fs)                            // teammates.go
+	f.daily.register(fs)
+	f.teammate.register(fs) // teammates.go
 }
 
 // relay is one agent behind the bridge with the broker, the store and the
@@ -78,6 +80,7 @@ type relay struct {
 	gate     *gateConfig
 	metrics  *metrics  // metrics.go
 	notifier *notifier // notify.go; nil without --notify
+	daily    *daily    // daily.go
 }
 
 // startRelay starts the agent argv and everything around it. On error
@@ -153,6 +156,10 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 		log.Info("cancelled decisions left open by a previous acpmux", "count", n, "reason", store.ReasonBridgeRestart)
 	}
 	r := &relay{log: log, stderr: stderr, store: st, gate: gate}
+	if r.daily, err = openDaily(&f.daily, st, log); err != nil {
+		st.Close()
+		return nil, err
+	}
 	r.metrics = newMetrics(r.stats)
 	var onOpen func(*confirm.Decision)
 	if len(f.notify) > 0 {
@@ -168,7 +175,7 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 		Logger:         log,
 		Classify:       r.metrics.classify(classifyCommand),
 		Metrics:        r.metrics,
-		OnOpen:         onOpen,
+		OnOpen:         r.daily.onOpen(onOpen),
 	}))
 	if err != nil {
 		st.Close()
@@ -199,14 +206,14 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 	}
 	log.Info("agent started", "argv", argv, "pid", agent.Pid(), "state", st.Path())
 	r.agent = agent
-	r.bridge = bridge.New(agent, r.teammateOptions(f, bridge.Options{
+	r.bridge = bridge.New(agent, r.teammateOptions(f, r.daily.bridgeOptions(bridge.Options{
 		MaxLineBytes:    f.maxLineBytes,
 		GracePeriod:     f.grace,
 		Logger:          log,
 		Broker:          broker,
 		Presenters:      extra,
 		NoAgentPlanMode: gate.noAgentPlan,
-	}))
+	})))
 	return r, nil
 }
 
@@ -224,6 +231,7 @@ func (r *relay) teammate(f *relayFlags, broker *confirm.Broker) error {
 	if err != nil || strings.TrimSpace(string(tok)) == "" {
 		return fmt.Errorf("--upstream-token-file: %v", errOr(err, "empty file"))
 	}
+	r.daily.secret(string(tok))
 	lp := &leadPrompts{r: r, maxLineBytes: f.maxLineBytes} // teammates.go
 	r.up = upstream.New(upstream.Options{URL: f.upstream, Token: strings.TrimSpace(string(tok)), Name: f.name,
 		Broker: broker, Logger: r.log, MaxMessageBytes: int64(f.maxLineBytes), Prompt: lp.prompt, Cancel: lp.cancel})
@@ -262,8 +270,13 @@ func (r *relay) listen(f *relayFlags, broker *confirm.Broker) error {
 		"GET /{$}":     web.Index(),
 		"GET /static/": web.Static(),
 	}
+	people, _ := r.store.(store.People) // docs/tokens.md
+	r.daily.secret(token)
+	if r.daily.feed != nil {
+		routes["GET /v1/events"] = httpapi.Events(r.daily.feed, httpapi.EventsOptions{Logger: r.log}) // events.go
+	}
 	r.server = httpapi.NewServer(httpapi.New(broker, httpapi.Options{Addr: ln.Addr().String(), Token: token, Version: version,
-		Logger: r.log, Routes: routes}), r.log)
+		Logger: r.log, Routes: routes, People: people}), r.log)
 	base := "http://" + ln.Addr().String()
 	if r.notifier != nil {
 		r.notifier.page = base + "/"
@@ -277,6 +290,7 @@ func (r *relay) listen(f *relayFlags, broker *confirm.Broker) error {
 // everything down and returns the agent's exit status.
 func (r *relay) run(ctx context.Context) int {
 	defer r.gate.watchReload(r.broker, r.log)()
+	r.daily.start()
 	bctx, stopBroker := context.WithCancel(context.Background())
 	brokerDone := make(chan struct{})
 	go func() { defer close(brokerDone); r.broker.Run(bctx) }()
@@ -301,6 +315,7 @@ func (r *relay) run(ctx context.Context) int {
 		r.log.Debug("the bridge stopped the agent", "err", err)
 	}
 	code := r.agent.ExitCode()
+	r.daily.sessionsEnded(r.broker, code)
 	if r.notifier != nil {
 		r.notifier.close()
 	}
@@ -309,6 +324,7 @@ func (r *relay) run(ctx context.Context) int {
 	stopBroker()
 	<-brokerDone
 	<-upDone
+	r.daily.close()
 	if err := r.store.Close(); err != nil {
 		r.log.Warn("close decision store", "err", err)
 	}

@@ -125,7 +125,7 @@ func (r *sjRun) record(line []byte) map[string]any {
 		r.t.Fatalf("stdout line is not a JSON object: %q", line)
 	}
 	if m["type"] == "control_request" {
-		if req, _ := m["request"].(map[string]any); req["subtype"] == "can_use_tool" {
+		if req, _ := m["request"].(map[string]any); req["subtype"] == "can_use_tool" || req["subtype"] == "elicitation" {
 			id, _ := m["request_id"].(string)
 			if _, ok := r.reqs[id]; !ok {
 				r.reqs[id] = "R" + strconv.Itoa(len(r.reqs)+1)
@@ -249,6 +249,23 @@ func (r *sjRun) step(line string) {
 				t.Fatalf("acpmux logged no %q", arg)
 			}
 		}
+	case "answerq": // BODY: answer question $REQ through the HTTP API with BODY
+		req, _ := http.NewRequest("POST", r.base+"/v1/sessions/s1/decisions/"+r.lastReq, strings.NewReader(arg))
+		req.Header.Set("Authorization", "Bearer "+r.token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Error struct{ Field string } `json:"error"`
+		}
+		json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		r.got = append(r.got, strings.TrimSpace("http "+strconv.Itoa(resp.StatusCode)+" "+body.Error.Field))
+	case "agentjson": // ID: record the whole result the agent read for its request ID
+		b, _ := json.Marshal(r.agentResult(arg))
+		r.got = append(r.got, fmt.Sprintf("agent %s %s", arg, b))
 	case "agent": // ID: record the outcome the agent read for its request ID
 		res := r.agentResult(arg)
 		option, by := outcomeOf(res)

@@ -74,10 +74,11 @@ type translator struct {
 	defModel string
 	early    [][]byte // session/update objects that came before the mapper
 
-	conf   *streamjson.Confirmations
-	pmu    sync.Mutex        // guards byHost, rawID
-	byHost map[string]string // ACP id key of a presented request → request_id
-	rawID  map[string][]byte // request_id → ACP id of the presented request
+	conf      *streamjson.Confirmations
+	pmu       sync.Mutex             // guards byHost, rawID, questions
+	byHost    map[string]string      // ACP id key of a presented request → request_id
+	rawID     map[string][]byte      // request_id → ACP id of the presented request
+	questions map[string]*sjQuestion // request_id → pending question (stream_json_question.go)
 
 	qmu      sync.Mutex // guards queue, running, eof
 	queue    [][]streamjson.PromptBlock
@@ -337,6 +338,8 @@ func (t *translator) fromACP(line []byte) {
 		switch env.Method {
 		case acp.MethodRequestPermission:
 			t.permission(id, env.Params.Bytes(line))
+		case acp.MethodElicitationCreate:
+			t.elicitation(id, clone(env.Params.Bytes(line)))
 		default:
 			t.replyError(id, acp.ErrMethodNotFound.Code, "acpmux stream-json does not serve "+env.Method)
 		}
@@ -390,7 +393,7 @@ func (t *translator) forget(reqID string) []byte {
 // withdraw tells the script that can_use_tool reqID is withdrawn (another
 // host answered, the agent cancelled, it timed out).
 func (t *translator) withdraw(reqID string) {
-	if reqID == "" {
+	if reqID == "" || t.withdrawQuestion(reqID) {
 		return
 	}
 	c, ok := t.conf.Withdraw(reqID)
@@ -486,6 +489,9 @@ func rejectOutcome(a streamjson.PermissionAsk) acp.RequestPermissionResponse {
 
 // answer handles the script's control_response to a can_use_tool.
 func (t *translator) answer(r streamjson.ResponseBody) {
+	if t.answerQuestion(r) {
+		return
+	}
 	a, v, err := t.conf.Answer(r)
 	if errors.Is(err, streamjson.ErrUnknownRequest) {
 		t.log.Debug("stream-json: answer to no pending can_use_tool; ignored", "request_id", r.RequestID)
@@ -542,6 +548,7 @@ func (t *translator) interrupt(requestID string) {
 	for _, a := range pending {
 		t.emit(&streamjson.ControlCancelRequest{RequestID: a.RequestID})
 	}
+	t.interruptQuestions()
 	if requestID != "" {
 		t.success(requestID)
 	}
@@ -617,6 +624,8 @@ func (t *translator) setup() error {
 		"clientCapabilities": map[string]any{
 			"fs":       map[string]bool{"readTextFile": false, "writeTextFile": false},
 			"terminal": false,
+			// Questions become control_request elicitation (stream_json_question.go).
+			"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}},
 		},
 		"clientInfo": map[string]string{"name": "acpmux-stream-json", "version": version},
 	})

@@ -37,6 +37,14 @@ type Rule struct {
 	Mode     strList  `toml:"mode"`     // gate modes: plan, default
 	Path     strList  `toml:"path"`     // globs over locations[].path and diff paths
 	Agent    strList  `toml:"agent"`    // agent names (the agent command's base name)
+
+	// Who may answer what an ask rule matches (docs/policy.md, "Approvers
+	// and quorum"); only on decision = "ask".
+	Approvers []string `toml:"approvers"` // person names (docs/tokens.md); empty: anyone who may answer
+	Quorum    int      `toml:"quorum"`    // distinct people who must choose the same allow option; 0 or 1: one
+	// RequesterMayApprove false keeps the person whose prompt led to the
+	// request from answering it; unset means true.
+	RequesterMayApprove *bool `toml:"requester_may_approve"`
 }
 
 // strList is a matcher value: a TOML string or array of strings.
@@ -231,6 +239,9 @@ func checkRule(r Rule, names map[string]bool) error {
 	default:
 		return fmt.Errorf("decision %q: want allow, ask or deny", r.Decision)
 	}
+	if err := checkApprovers(r); err != nil {
+		return err
+	}
 	for _, c := range []struct {
 		key   string
 		vals  strList
@@ -270,6 +281,10 @@ type Item struct {
 type Verdict struct {
 	Decision Decision
 	Rule     string
+	// Approval is who may answer, for an ask verdict: the constraints of
+	// every matching ask rule together; nil when they say nothing beyond
+	// "one answer of anyone who may answer".
+	Approval *Approval
 }
 
 // Evaluate matches it against every rule: deny beats ask beats allow; among
@@ -281,6 +296,7 @@ func (p *Policy) Evaluate(it Item) Verdict {
 	}
 	rank := map[Decision]int{DecisionAllow: 1, DecisionAsk: 2, DecisionDeny: 3}
 	var best Verdict
+	var approval Approval
 	for _, r := range p.Rules {
 		if r.Decision == DecisionAllow && it.Class != "" && it.Class != "read-only" && !slices.Contains(r.Class, it.Class) {
 			// An allow rule never approves a shell command classified
@@ -288,9 +304,18 @@ func (p *Policy) Evaluate(it Item) Verdict {
 			// "git status; touch x") unless it names that class itself.
 			continue
 		}
-		if rank[r.Decision] > rank[best.Decision] && r.matches(it) {
+		if !r.matches(it) {
+			continue
+		}
+		if r.Decision == DecisionAsk {
+			approval = approval.and(r)
+		}
+		if rank[r.Decision] > rank[best.Decision] {
 			best = Verdict{Decision: r.Decision, Rule: r.Name}
 		}
+	}
+	if best.Decision == DecisionAsk && approval.Restricted() {
+		best.Approval = &approval
 	}
 	return best
 }

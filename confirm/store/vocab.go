@@ -59,6 +59,10 @@ type Event struct {
 	Type   EventType `json:"type"`
 	Host   string    `json:"host,omitempty"`
 	Detail string    `json:"detail,omitempty"`
+	// Person is the name of the authenticated person (the bearer token's
+	// name, docs/tokens.md) whose answer or vote this event records; ""
+	// for the broker's own events and for hosts without a person.
+	Person string `json:"person,omitempty"`
 }
 
 // EventType is the kind of a journal [Event] (docs/decisions.md,
@@ -77,4 +81,5 @@ const (
 	EventTimedOut      EventType = "timed_out"      // the deadline passed
 	EventCancelled     EventType = "cancelled"      // closed without an answer; Detail is the reason
 	EventDelivered     EventType = "delivered"      // the result was handed to the bridge for the agent
+	EventVote          EventType = "vote"           // Person voted for an allow option of a quorum decision; Detail is "optionId (n of quorum)"
 )

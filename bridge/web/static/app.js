@@ -10,6 +10,7 @@ const byRequest = new Map();  // our JSON-RPC request id (from acpmux) -> decisi
 const calls = new Map();      // our own request id -> {resolve, reject}
 let ws = null;
 let nextId = 1;
+let me = null;                // the person of this page's token: {name, role} (GET /v1/capabilities)
 
 // Characters a command or title could use to hide what it does, by Unicode
 // property, the same set as confirm.HiddenRune in Go: controls, format
@@ -199,7 +200,8 @@ function closeCard(did, text, cls) {
 }
 
 function onResolved(p) {
-  const by = p.resolvedBy ? ' by ' + p.resolvedBy : '';
+  let by = p.resolvedBy ? ' by ' + p.resolvedBy : '';
+  if (p.answeredBy) by = ' by ' + p.answeredBy + (p.resolvedBy ? ' (' + p.resolvedBy + ')' : '');
   switch (p.status) {
     case 'answered': closeCard(p.decisionId, 'Answered' + by + (p.optionId ? ': ' + p.optionId : ''), 'answered'); break;
     case 'timed_out': closeCard(p.decisionId, 'Timed out: the agent was refused' + (p.optionId ? ' (' + p.optionId + ')' : ''), 'closed'); break;
@@ -219,6 +221,7 @@ function onMessage(ev) {
   switch (m.method) {
     case 'session/update': onUpdate(m.params || {}); return;
     case 'session/request_permission': onPermission(m.id, m.params || {}); return;
+    case 'elicitation/create': onQuestion(m.id, m.params || {}); return; // question.js
     case '$/cancel_request': {
       const did = byRequest.get(JSON.stringify((m.params || {}).requestId));
       if (did && cards.get(did) && cards.get(did).open) closeCard(did, 'Withdrawn', 'closed');
@@ -230,6 +233,52 @@ function onMessage(ev) {
   if (isRequest) send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'the acpmux page does not serve ' + m.method } });
 }
 
+// whoAmI shows who the page's token authenticates (docs/tokens.md).
+async function whoAmI() {
+  try {
+    const r = await fetch('/v1/capabilities', { credentials: 'same-origin' });
+    if (!r.ok) return;
+    const caps = await r.json();
+    if (!caps.person) return;
+    me = caps.person;
+    $('who').textContent = '';
+    visible($('who'), 'you: ' + me.name + ' (' + me.role + ')');
+  } catch { /* shown on the next load */ }
+}
+
+// observe shows an observer the open decisions of sid without buttons
+// (acpmux does not ask an observer), and closes the ones that closed.
+async function observe(sid) {
+  let list;
+  try {
+    const r = await fetch('/v1/sessions/' + encodeURIComponent(sid) + '/decisions', { credentials: 'same-origin' });
+    if (!r.ok) return;
+    list = (await r.json()).decisions || [];
+  } catch { return; }
+  for (const v of list) {
+    const c = cards.get(v.id);
+    if (!c && v.status === 'open') onView(v);
+    else if (c && c.open && v.status !== 'open') {
+      onResolved({ decisionId: v.id, status: v.status, optionId: v.answer && v.answer.optionId, resolvedBy: v.resolvedBy, answeredBy: v.answeredBy, reason: v.reason });
+    }
+  }
+}
+
+function onView(v) {
+  const card = el('div', 'card open');
+  card.dataset.decisionId = v.id;
+  card.append(el('div', 'title', v.title || 'Permission requested'));
+  card.append(el('div', 'meta', 'session ' + v.sessionId));
+  for (const w of v.warnings || []) card.append(el('div', 'warning', '⚠ ' + w));
+  if (v.command) card.append(el('pre', 'command', v.command));
+  card.append(el('div', 'observer', 'You are an observer: you see this request but cannot answer it.'));
+  const stateEl = el('div', 'state');
+  card.append(stateEl);
+  $('pending-all').append(card);
+  cards.set(v.id, { el: card, buttons: [], stateEl, open: true });
+  refreshPendingCount();
+}
+
 async function refreshSessions() {
   let list;
   try {
@@ -238,6 +287,7 @@ async function refreshSessions() {
     list = (await r.json()).sessions || [];
   } catch { return; }
   for (const s of list) {
+    if (me && me.role === 'observer') observe(s.sessionId);
     if (sessions.has(s.sessionId)) continue;
     session(s.sessionId);
     attach(s.sessionId);
@@ -262,7 +312,7 @@ function connect() {
   ws.addEventListener('open', async () => {
     setStatus('live', 'live');
     try {
-      await call('initialize', { protocolVersion: 1, clientCapabilities: {}, clientInfo: { name: 'acpmux-web', version: '1' } });
+      await call('initialize', { protocolVersion: 1, clientCapabilities: { elicitation: { form: {}, url: {} } }, clientInfo: { name: 'acpmux-web', version: '1' } });
     } catch { /* the agent may not be initialized yet; attach still works */ }
     for (const sid of sessions.keys()) attach(sid);
     refreshSessions();
@@ -274,6 +324,6 @@ function connect() {
   });
 }
 
-refreshSessions();
+whoAmI().then(refreshSessions);
 setInterval(refreshSessions, 3000);
 connect();

@@ -82,12 +82,6 @@ func (s *Store) Claim(ctx context.Context, id string, t store.Transition) (bool,
 
 // Append implements [store.Store].
 func (s *Store) Append(ctx context.Context, id string, ev store.Event) error {
-	if ev.Type != store.EventDelivered {
-		if err := insertEvent(ctx, s.pool, id, ev); err != nil {
-			return fmt.Errorf("store append: %w", err)
-		}
-		return nil
-	}
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("store append: %w", err)
@@ -95,6 +89,9 @@ func (s *Store) Append(ctx context.Context, id string, ev store.Event) error {
 	defer tx.Rollback(ctx)
 	if err := insertEvent(ctx, tx, id, ev); err != nil {
 		return fmt.Errorf("store append: %w", err)
+	}
+	if ev.Type != store.EventDelivered {
+		return tx.Commit(ctx)
 	}
 	if _, err := tx.Exec(ctx, `UPDATE decisions SET delivered_at = COALESCE(delivered_at, $1) WHERE id = $2`,
 		nanos(ev.At), id); err != nil {
@@ -110,9 +107,12 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-func insertEvent(ctx context.Context, q querier, id string, ev store.Event) error {
-	_, err := q.Exec(ctx, `INSERT INTO decision_events (decision_id, seq, at, type, host, detail)
-		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, id, ev.Seq, nanos(ev.At), string(ev.Type), ev.Host, ev.Detail)
+// insertEvent writes ev as the next row of the hash chain (chain.go).
+func insertEvent(ctx context.Context, tx pgx.Tx, id string, ev store.Event) error {
+	content := store.ChainContent(store.ChainDecisionEvents, id, int64(ev.Seq), nanos(ev.At), string(ev.Type), ev.Host, ev.Detail, ev.Person)
+	_, err := chainedInsert(ctx, tx, content, `INSERT INTO decision_events (decision_id, seq, at, type, host, detail, person,
+		chain_seq, chain_prev, chain_hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
+		id, ev.Seq, nanos(ev.At), string(ev.Type), ev.Host, ev.Detail, ev.Person)
 	return err
 }
 
@@ -170,7 +170,7 @@ func getRecord(ctx context.Context, tx pgx.Tx, id string) (store.Record, error) 
 	if err != nil {
 		return r, err
 	}
-	rows, err := tx.Query(ctx, `SELECT seq, at, type, host, detail FROM decision_events
+	rows, err := tx.Query(ctx, `SELECT seq, at, type, host, detail, person FROM decision_events
 		WHERE decision_id = $1 ORDER BY seq`, id)
 	if err != nil {
 		return r, err
@@ -180,7 +180,7 @@ func getRecord(ctx context.Context, tx pgx.Tx, id string) (store.Record, error) 
 		var ev store.Event
 		var at int64
 		var typ string
-		if err := rows.Scan(&ev.Seq, &at, &typ, &ev.Host, &ev.Detail); err != nil {
+		if err := rows.Scan(&ev.Seq, &at, &typ, &ev.Host, &ev.Detail, &ev.Person); err != nil {
 			return r, err
 		}
 		ev.At, ev.Type = fromNanos(at), store.EventType(typ)

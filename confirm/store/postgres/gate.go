@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/acpmux/acpmux/confirm/store"
 )
 
@@ -12,8 +14,13 @@ import (
 // decision id is ignored: the first one stays (a trigger refuses any
 // UPDATE or DELETE).
 func (s *Store) InsertPlanItem(ctx context.Context, it store.PlanItem) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO plan_items (id, session_id, decided_at, item) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (id) DO NOTHING`, it.ID, it.SessionID, nanos(it.DecidedAt), string(it.Item))
+	content := store.ChainContent(store.ChainPlanItems, it.ID, it.SessionID, nanos(it.DecidedAt), string(it.Item))
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		_, err := chainedInsert(ctx, tx, content, `INSERT INTO plan_items (id, session_id, decided_at, item,
+			chain_seq, chain_prev, chain_hash) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
+			it.ID, it.SessionID, nanos(it.DecidedAt), string(it.Item))
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("store plan item: %w", err)
 	}
@@ -88,8 +95,13 @@ func (s *Store) Rules(ctx context.Context) ([]store.Rule, error) {
 
 // InsertModeEvent implements [store.Store].
 func (s *Store) InsertModeEvent(ctx context.Context, ev store.ModeEvent) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO mode_events (session_id, at, mode, revision, "by") VALUES ($1, $2, $3, $4, $5)`,
-		ev.SessionID, nanos(ev.At), ev.Mode, int64(ev.Revision), ev.By)
+	content := store.ChainContent(store.ChainModeEvents, ev.SessionID, nanos(ev.At), ev.Mode, int64(ev.Revision), ev.By)
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		_, err := chainedInsert(ctx, tx, content, `INSERT INTO mode_events (session_id, at, mode, revision, "by",
+			chain_seq, chain_prev, chain_hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			ev.SessionID, nanos(ev.At), ev.Mode, int64(ev.Revision), ev.By)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("store mode event: %w", err)
 	}

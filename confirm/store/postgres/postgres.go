@@ -150,9 +150,12 @@ func (s *Store) cancelLeftOpen(ctx context.Context) (int, error) {
 			continue // another bridge closed it meanwhile
 		}
 		n++
-		if _, err := tx.Exec(ctx, `INSERT INTO decision_events (decision_id, seq, at, type, detail)
-			VALUES ($1, COALESCE((SELECT MAX(seq) FROM decision_events WHERE decision_id = $1), 0) + 1, $2, $3, $4)`,
-			id, now, store.EventCancelled, store.ReasonBridgeRestart); err != nil {
+		var last int
+		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM decision_events WHERE decision_id = $1`, id).Scan(&last); err != nil {
+			return 0, fmt.Errorf("journal bridge_restart: %w", err)
+		}
+		ev := store.Event{Seq: last + 1, At: fromNanos(now), Type: store.EventCancelled, Detail: string(store.ReasonBridgeRestart)}
+		if err := insertEvent(ctx, tx, id, ev); err != nil {
 			return 0, fmt.Errorf("journal bridge_restart: %w", err)
 		}
 	}

@@ -44,6 +44,11 @@ func TestConformance(t *testing.T) {
 			url := srv.Database(t)
 			return open(t, url), open(t, url)
 		})
+	storetest.RunFeed(t, func(t *testing.T) storetest.FeedStore { return open(t, srv.Database(t)) },
+		func(t *testing.T) (storetest.FeedStore, storetest.FeedStore) {
+			url := srv.Database(t)
+			return open(t, url), open(t, url)
+		})
 }
 
 // TestMigrationsOfBridgesStartingAtOnce: eight Opens at once on an empty
@@ -78,8 +83,8 @@ func TestMigrationsOfBridgesStartingAtOnce(t *testing.T) {
 	if err := conn.QueryRow(context.Background(), `SELECT count(*), max(version) FROM schema_version`).Scan(&rows, &v); err != nil {
 		t.Fatal(err)
 	}
-	if rows != 1 || v != 3 {
-		t.Fatalf("schema_version has %d rows, version %d; want 1 row, version 3", rows, v)
+	if rows != 1 || v != postgres.SchemaVersion {
+		t.Fatalf("schema_version has %d rows, version %d; want 1 row, version %d", rows, v, postgres.SchemaVersion)
 	}
 }
 

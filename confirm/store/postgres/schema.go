@@ -80,6 +80,10 @@ var migrations = []string{
 		started     BIGINT NOT NULL,
 		heartbeat   BIGINT NOT NULL
 	);`,
+	migrationPeople,      // people.go
+	migrationChain,       // chain.go
+	migrationFeed,        // feed.go
+	migrationPrunedChain, // pruned.go
 }
 
 // migrationLock is the key of the transaction-level advisory lock that

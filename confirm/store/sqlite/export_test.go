@@ -12,3 +12,13 @@ func SetSchemaVersionForTest(t *testing.T, s *Store, version int) {
 		t.Fatal(err)
 	}
 }
+
+// ExecForTest runs one SQL statement on s's database directly.
+func ExecForTest(s *Store, q string) error {
+	_, err := s.db.Exec(q)
+	return err
+}
+
+// Migrations are the schema migrations, for tests that build an older
+// database.
+var Migrations = migrations

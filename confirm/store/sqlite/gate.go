@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 
@@ -41,10 +42,13 @@ func (s *Store) Durable() bool { return !s.memory }
 // InsertPlanItem implements [store.Store]. A second row for the same decision
 // id is ignored: the first one stays.
 func (s *Store) InsertPlanItem(ctx context.Context, it store.PlanItem) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	_, err := s.w.ExecContext(ctx, `INSERT INTO plan_items (id, session_id, decided_at, item) VALUES (?, ?, ?, ?)
-		ON CONFLICT (id) DO NOTHING`, it.ID, it.SessionID, nanos(it.DecidedAt), string(it.Item))
+	content := store.ChainContent(store.ChainPlanItems, it.ID, it.SessionID, nanos(it.DecidedAt), string(it.Item))
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := chainedInsert(ctx, tx, content, `INSERT INTO plan_items (id, session_id, decided_at, item,
+			chain_seq, chain_prev, chain_hash) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			it.ID, it.SessionID, nanos(it.DecidedAt), string(it.Item))
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("store plan item: %w", err)
 	}
@@ -127,10 +131,13 @@ func (s *Store) Rules(ctx context.Context) ([]store.Rule, error) {
 
 // InsertModeEvent implements [store.Store].
 func (s *Store) InsertModeEvent(ctx context.Context, ev store.ModeEvent) error {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	_, err := s.w.ExecContext(ctx, `INSERT INTO mode_events (session_id, at, mode, revision, by) VALUES (?, ?, ?, ?, ?)`,
-		ev.SessionID, nanos(ev.At), ev.Mode, ev.Revision, ev.By)
+	content := store.ChainContent(store.ChainModeEvents, ev.SessionID, nanos(ev.At), ev.Mode, int64(ev.Revision), ev.By)
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := chainedInsert(ctx, tx, content, `INSERT INTO mode_events (session_id, at, mode, revision, by,
+			chain_seq, chain_prev, chain_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			ev.SessionID, nanos(ev.At), ev.Mode, int64(ev.Revision), ev.By)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("store mode event: %w", err)
 	}

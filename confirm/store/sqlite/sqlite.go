@@ -161,8 +161,12 @@ var migrations = []string{
 		detail      TEXT NOT NULL DEFAULT '',
 		PRIMARY KEY (decision_id, seq)
 	);`,
-	migrationGate,    // gate.go
-	migrationBridges, // registry.go
+	migrationGate,        // gate.go
+	migrationBridges,     // registry.go
+	migrationPeople,      // people.go
+	migrationChain,       // chain.go
+	migrationFeed,        // feed.go
+	migrationPrunedChain, // pruned.go
 }
 
 func (s *Store) migrate() error {
@@ -228,9 +232,12 @@ func (s *Store) cancelLeftOpen() (int, error) {
 		return 0, err
 	}
 	for _, id := range ids {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO decision_events (decision_id, seq, at, type, detail)
-			VALUES (?, COALESCE((SELECT MAX(seq) FROM decision_events WHERE decision_id = ?), 0) + 1, ?, ?, ?)`,
-			id, id, now, store.EventCancelled, store.ReasonBridgeRestart); err != nil {
+		var last int
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM decision_events WHERE decision_id = ?`, id).Scan(&last); err != nil {
+			return 0, fmt.Errorf("journal bridge_restart: %w", err)
+		}
+		ev := store.Event{Seq: last + 1, At: fromNanos(now), Type: store.EventCancelled, Detail: string(store.ReasonBridgeRestart)}
+		if err := insertEvent(ctx, tx, id, ev); err != nil {
 			return 0, fmt.Errorf("journal bridge_restart: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE decisions SET status = 'cancelled', reason = ?, closed_at = ?
@@ -344,12 +351,6 @@ func (s *Store) Claim(ctx context.Context, id string, t store.Transition) (bool,
 func (s *Store) Append(ctx context.Context, id string, ev store.Event) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if ev.Type != store.EventDelivered {
-		if err := insertEvent(ctx, s.w, id, ev); err != nil {
-			return fmt.Errorf("store append: %w", err)
-		}
-		return nil
-	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store append: %w", err)
@@ -358,6 +359,9 @@ func (s *Store) Append(ctx context.Context, id string, ev store.Event) error {
 	if err := insertEvent(ctx, tx, id, ev); err != nil {
 		return fmt.Errorf("store append: %w", err)
 	}
+	if ev.Type != store.EventDelivered {
+		return tx.Commit()
+	}
 	if _, err := tx.ExecContext(ctx, `UPDATE decisions SET delivered_at = COALESCE(delivered_at, ?) WHERE id = ?`,
 		nanos(ev.At), id); err != nil {
 		return fmt.Errorf("store append: %w", err)
@@ -365,13 +369,12 @@ func (s *Store) Append(ctx context.Context, id string, ev store.Event) error {
 	return tx.Commit()
 }
 
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
-
-func insertEvent(ctx context.Context, x execer, id string, ev store.Event) error {
-	_, err := x.ExecContext(ctx, `INSERT INTO decision_events (decision_id, seq, at, type, host, detail)
-		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, id, ev.Seq, nanos(ev.At), string(ev.Type), ev.Host, ev.Detail)
+// insertEvent writes ev as the next row of the hash chain (chain.go).
+func insertEvent(ctx context.Context, tx *sql.Tx, id string, ev store.Event) error {
+	content := store.ChainContent(store.ChainDecisionEvents, id, int64(ev.Seq), nanos(ev.At), string(ev.Type), ev.Host, ev.Detail, ev.Person)
+	_, err := chainedInsert(ctx, tx, content, `INSERT INTO decision_events (decision_id, seq, at, type, host, detail, person,
+		chain_seq, chain_prev, chain_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		id, ev.Seq, nanos(ev.At), string(ev.Type), ev.Host, ev.Detail, ev.Person)
 	return err
 }
 
@@ -447,7 +450,7 @@ func getRecord(ctx context.Context, q querier, id string) (store.Record, error) 
 	if err != nil {
 		return r, fmt.Errorf("store get: %w", err)
 	}
-	rows, err := q.QueryContext(ctx, `SELECT seq, at, type, host, detail FROM decision_events
+	rows, err := q.QueryContext(ctx, `SELECT seq, at, type, host, detail, person FROM decision_events
 		WHERE decision_id = ? ORDER BY seq`, id)
 	if err != nil {
 		return r, fmt.Errorf("store get: %w", err)
@@ -457,7 +460,7 @@ func getRecord(ctx context.Context, q querier, id string) (store.Record, error) 
 		var ev store.Event
 		var at int64
 		var typ string
-		if err := rows.Scan(&ev.Seq, &at, &typ, &ev.Host, &ev.Detail); err != nil {
+		if err := rows.Scan(&ev.Seq, &at, &typ, &ev.Host, &ev.Detail, &ev.Person); err != nil {
 			return r, fmt.Errorf("store get: %w", err)
 		}
 		ev.At, ev.Type = fromNanos(at), store.EventType(typ)

@@ -109,3 +109,13 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 		t.Fatalf("open of a newer schema: %v, want ErrSchemaTooNew naming version 99", err)
 	}
 }
+
+// TestFeedConformance runs the feed and prune conformance suite on an
+// in-memory database, and on a file shared by two instances.
+func TestFeedConformance(t *testing.T) {
+	storetest.RunFeed(t, func(t *testing.T) storetest.FeedStore { return open(t, sqlite.MemoryPath) },
+		func(t *testing.T) (storetest.FeedStore, storetest.FeedStore) {
+			p := filepath.Join(t.TempDir(), "state.db")
+			return open(t, p), open(t, p)
+		})
+}

@@ -1,0 +1,184 @@
+package acp
+
+// Parser parses the messages of one stream (one agent's stdout, say) as
+// Parse does, with the same result for every line, and faster for a line
+// shaped like one it parsed before. An agent streaming a prompt turn
+// writes thousands of session/update notifications that differ only in
+// their string values (sessionId, text, ...); for those, Parser compares
+// the bytes between the strings with a remembered line and validates only
+// the strings, instead of scanning the whole structure again.
+//
+// The shortcut is exact: a line is taken by a template only when it is
+// the template's line with some strings below the top level replaced by
+// other valid JSON strings, and such a line is valid JSON with the same
+// members, nesting and top-level values (so the same Kind, Method,
+// MetaNames and Update flags), its spans moved by the lengths of the
+// strings. Any other line goes through Parse, which gives the verdict.
+// FuzzParserAgreesWithParse checks that both always agree.
+//
+// A Parser is not safe for concurrent use; the zero value is ready.
+type Parser struct {
+	tmpls [parserTemplates]*template
+	last  int // the template that matched last, tried first
+	next  int // the slot the next learned template goes to
+	hits  int // lines a template took (for tests)
+}
+
+// parserTemplates is how many line shapes a Parser remembers: a prompt
+// turn interleaves text chunks with tool call updates of a few shapes.
+const parserTemplates = 4
+
+// Template limits: longer lines, more strings or deeper nesting are not
+// remembered (Parse alone handles them).
+const (
+	maxTemplateLine  = 16 << 10
+	maxTemplateHoles = 32
+	maxTemplateDepth = 32
+)
+
+// template is a notification line Parse accepted, cut at its string
+// values below the top level (the holes): lits[k] is the text before hole
+// k and lits[n] the text after the last.
+type template struct {
+	lits []string
+	ends []int // ends[k]: where the text before lits[k] ends in the line (0, then each hole's end)
+	env  Envelope
+	// region[i] of each span endpoint of env (spanPtrs order, start and
+	// end): the index in ends of the text the endpoint lies in.
+	region [2 * envSpans]uint8
+}
+
+// envSpans is the number of spans in an Envelope.
+const envSpans = 12
+
+// spanPtrs returns every span of e.
+func spanPtrs(e *Envelope) [envSpans]*Span {
+	u := &e.Update
+	return [envSpans]*Span{&e.ID, &e.Params, &e.Result, &e.Error, &e.JSONRPC,
+		&u.SessionID, &u.Update, &u.Kind, &u.Content, &u.MessageID, &u.ContentType, &u.Text}
+}
+
+// Parse returns what the package's Parse returns for line.
+func (p *Parser) Parse(line []byte) (Envelope, error) {
+	for k := range parserTemplates {
+		j := (p.last + k) % parserTemplates
+		if t := p.tmpls[j]; t != nil {
+			var env Envelope
+			if t.match(line, &env) {
+				p.last = j
+				p.hits++
+				return env, nil
+			}
+		}
+	}
+	env, err := Parse(line)
+	if err == nil && env.Kind == KindNotification && len(line) <= maxTemplateLine {
+		if t := learn(line, env); t != nil {
+			p.tmpls[p.next] = t
+			p.last = p.next
+			p.next = (p.next + 1) % parserTemplates
+		}
+	}
+	return env, err
+}
+
+// match reports whether line is t's line with other strings in its holes,
+// and sets *env to its envelope.
+func (t *template) match(line []byte, env *Envelope) bool {
+	var ends [maxTemplateHoles + 1]int
+	pos := 0
+	n := len(t.lits) - 1
+	for k := range n {
+		lit := t.lits[k]
+		q := pos + len(lit)
+		if q >= len(line) || line[q] != '"' || string(line[pos:q]) != lit {
+			return false
+		}
+		if pos = scanString(line, q); pos < 0 {
+			return false
+		}
+		ends[k+1] = pos
+	}
+	if string(line[pos:]) != t.lits[n] {
+		return false
+	}
+	*env = t.env
+	for i, s := range spanPtrs(env) {
+		if s.Present() {
+			r0, r1 := t.region[2*i], t.region[2*i+1]
+			s.Start += ends[r0] - t.ends[r0]
+			s.End += ends[r1] - t.ends[r1]
+		}
+	}
+	return true
+}
+
+// learn makes a template of line, which Parse accepted with env, or
+// returns nil when line is over the template limits.
+func learn(line []byte, env Envelope) *template {
+	var holes []Span
+	i := skipSpace(line, 0)
+	if collectHoles(line, i, 0, &holes) < 0 {
+		return nil
+	}
+	t := &template{env: env, ends: make([]int, len(holes)+1), lits: make([]string, len(holes)+1)}
+	at := 0
+	for k, h := range holes {
+		t.lits[k] = string(line[at:h.Start])
+		at = h.End
+		t.ends[k+1] = h.End
+	}
+	t.lits[len(holes)] = string(line[at:])
+	region := func(p int) uint8 {
+		r := 0
+		for r < len(holes) && holes[r].End <= p {
+			r++
+		}
+		return uint8(r)
+	}
+	for i, s := range spanPtrs(&env) {
+		if s.Present() {
+			t.region[2*i], t.region[2*i+1] = region(s.Start), region(s.End)
+		}
+	}
+	return t
+}
+
+// collectHoles walks the valid JSON value at b[i], at nesting depth depth
+// (0 for the line itself), appends the span of every string value below
+// the top-level members to holes and returns where the value ends, or -1
+// when the value is over the template limits.
+func collectHoles(b []byte, i, depth int, holes *[]Span) int {
+	switch b[i] {
+	case '"':
+		end := skipString(b, i)
+		if depth >= 2 {
+			if len(*holes) == maxTemplateHoles {
+				return -1
+			}
+			*holes = append(*holes, Span{i, end})
+		}
+		return end
+	case '{', '[':
+		if depth >= maxTemplateDepth {
+			return -1
+		}
+		obj := b[i] == '{'
+		i = skipSpace(b, i+1)
+		for i < len(b) && b[i] != '}' && b[i] != ']' {
+			if obj {
+				i = skipSpace(b, skipString(b, i)) + 1 // the name and its ':'
+				i = skipSpace(b, i)
+			}
+			if i = collectHoles(b, i, depth+1, holes); i < 0 {
+				return -1
+			}
+			i = skipSpace(b, i)
+			if i < len(b) && b[i] == ',' {
+				i = skipSpace(b, i+1)
+			}
+		}
+		return i + 1
+	}
+	return skipValue(b, i)
+}

@@ -1,0 +1,107 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/store"
+)
+
+// LegacyPerson is the person of the --token-file token (Options.Token):
+// an admin, so that setups from before per-person tokens keep working
+// (docs/tokens.md).
+const LegacyPerson = "token-file"
+
+// refusal is why a request is not authenticated: an error code and
+// message of a 401 body.
+type refusal struct{ code, msg string }
+
+var (
+	refuseMissing = &refusal{"unauthorized", "missing or wrong bearer token"}
+	refuseUnknown = &refusal{"unknown_token", "no person has this token (acpmux token list)"}
+	refuseRevoked = &refusal{"token_revoked", "this token was revoked (acpmux token revoke)"}
+	refuseExpired = &refusal{"token_expired", "this token has expired (acpmux token add gives a new one)"}
+	refuseStore   = &refusal{"unauthorized", "the token store could not be read"}
+)
+
+// presentedToken returns the token of r: "Authorization: Bearer TOKEN"
+// (one header, scheme case-insensitive), else the acpmux_token cookie,
+// else a Sec-WebSocket-Protocol entry "acpmux.bearer.TOKEN" — never the
+// query string, except for the one-time exchange of GET /?token=. ok is
+// false when there is none or the header is malformed.
+func presentedToken(r *http.Request) (tok string, ok bool) {
+	if vals := r.Header.Values("Authorization"); len(vals) > 0 {
+		if len(vals) != 1 {
+			return "", false
+		}
+		scheme, tok, ok := strings.Cut(vals[0], " ")
+		return strings.TrimSpace(tok), ok && strings.EqualFold(scheme, "Bearer")
+	}
+	if c, err := r.Cookie(CookieName); err == nil {
+		return c.Value, true
+	}
+	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for _, p := range strings.Split(v, ",") {
+			if tok, ok := strings.CutPrefix(strings.TrimSpace(p), ProtocolTokenPrefix); ok {
+				return tok, true
+			}
+		}
+	}
+	return "", false
+}
+
+// person returns who tok authenticates: the --token-file token (compared
+// in constant time) is LegacyPerson, an admin; any other is looked up by
+// its SHA-256 in Options.People and must be neither revoked nor expired.
+func (g *guard) person(ctx context.Context, tok string) (confirm.Person, *refusal) {
+	if tok == "" {
+		return confirm.Person{}, refuseMissing
+	}
+	sum := sha256.Sum256([]byte(tok))
+	if !g.noToken && subtle.ConstantTimeCompare(sum[:], g.tokenSum[:]) == 1 {
+		return confirm.Person{Name: LegacyPerson, Role: store.RoleAdmin}, nil
+	}
+	if g.people == nil {
+		return confirm.Person{}, refuseMissing
+	}
+	t, err := g.people.TokenBySHA256(ctx, store.TokenSHA256(tok))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return confirm.Person{}, refuseUnknown
+	case err != nil:
+		return confirm.Person{}, refuseStore
+	case !t.RevokedAt.IsZero():
+		return confirm.Person{}, refuseRevoked
+	case !t.Active(time.Now()):
+		return confirm.Person{}, refuseExpired
+	}
+	return confirm.Person{Name: t.Name, Role: t.Role}, nil
+}
+
+// authenticate returns the person of r's token, or why there is none.
+func (g *guard) authenticate(r *http.Request) (confirm.Person, *refusal) {
+	tok, ok := presentedToken(r)
+	if !ok {
+		return confirm.Person{}, refuseMissing
+	}
+	return g.person(r.Context(), tok)
+}
+
+// RequirePrompt wraps h so that only a person whose role may prompt
+// (controller, admin) reaches it; others get 403 forbidden_role. For routes
+// that only drive the agent.
+func RequirePrompt(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p, ok := confirm.PersonFrom(r.Context()); !ok || !p.Role.MayPrompt() {
+			writeError(w, http.StatusForbidden, "forbidden_role", "this token's role may not prompt the agent")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}

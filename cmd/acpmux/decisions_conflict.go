@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/store"
+)
+
+// checkScope validates --scope for subcommand sub; it returns a usage
+// message or "".
+func (f *decisionsFlags) checkScope(sub string) string {
+	if f.scope == "" {
+		return ""
+	}
+	if sub != "answer" || f.action != "" {
+		return "--scope is for answering a permission request (answer --option)"
+	}
+	switch strings.ToUpper(f.scope) {
+	case confirm.ScopeOnce, confirm.ScopeSession, confirm.ScopeAlways:
+		return ""
+	}
+	return fmt.Sprintf("--scope %q: want ONCE, SESSION or ALWAYS", f.scope)
+}
+
+// conflictSentence says in one sentence why the API refused an answer
+// with 409: the decision changed under the person (stale), someone else
+// answered first, it timed out, or it was cancelled.
+func conflictSentence(e *apiError) string {
+	v := e.decision
+	if e.code == "stale" {
+		return "not answered: the request changed after it was shown (mode, working directory, arguments or policy), so acpmux refused it rather than approve what you did not see; the agent got its reject option"
+	}
+	if v == nil {
+		return fmt.Sprintf("not answered: the decision is already closed (%s)", e.msg)
+	}
+	when := ""
+	if v.ClosedAt != nil {
+		when = " at " + v.ClosedAt.Local().Format(time.TimeOnly)
+	}
+	switch v.Status {
+	case store.StatusAnswered:
+		return fmt.Sprintf("not answered: %s already answered decision %s%s with %s; your answer was not used",
+			orSomeone(v.ResolvedBy), v.ID, when, describeAnswer(v.Answer))
+	case store.StatusTimedOut:
+		return fmt.Sprintf("not answered: decision %s timed out%s before your answer arrived; the agent got its reject option", v.ID, when)
+	case store.StatusCancelled:
+		return fmt.Sprintf("not answered: decision %s was cancelled%s (%s) before your answer arrived", v.ID, when, reasonText(v.Reason))
+	}
+	return fmt.Sprintf("not answered: decision %s is %s (%s)", v.ID, v.Status, e.msg)
+}
+
+func orSomeone(by string) string {
+	if by == "" {
+		return "acpmux"
+	}
+	return safe(by)
+}
+
+// reasonText says what a cancellation reason means.
+func reasonText(r store.Reason) string {
+	switch r {
+	case store.ReasonSessionCancelled:
+		return "the prompt turn was cancelled"
+	case store.ReasonAgentCancelled:
+		return "the agent withdrew its request"
+	case store.ReasonAgentExited:
+		return "the agent exited"
+	case store.ReasonBridgeRestart, store.ReasonBridgeShutdown:
+		return "its acpmux stopped"
+	case store.ReasonNoEligibleHost:
+		return "no host could answer it"
+	case store.ReasonStale:
+		return "the request changed after it was shown"
+	case store.ReasonStoreError:
+		return "the store could not record it"
+	}
+	return string(r)
+}
+
+// findSession returns the session of decision id, asking every session
+// the API lists.
+func (c *apiClient) findSession(id string) (string, error) {
+	var ss struct{ Sessions []confirm.SessionView }
+	if err := c.do("GET", "/v1/sessions", nil, &ss, nil); err != nil {
+		return "", err
+	}
+	for _, s := range ss.Sessions {
+		var v confirm.View
+		err := c.do("GET", decisionPath(s.SessionID, id), nil, &v, nil)
+		if err == nil {
+			return s.SessionID, nil
+		}
+		if ae, ok := err.(*apiError); !ok || ae.status != http.StatusNotFound {
+			return "", fmt.Errorf("session %s: %w", s.SessionID, err)
+		}
+	}
+	return "", fmt.Errorf("no decision %s in any of the %d sessions of %s", url.PathEscape(id), len(ss.Sessions), c.base.Host)
+}

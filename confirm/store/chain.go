@@ -1,0 +1,156 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+)
+
+// The tables whose rows are hash-chained (docs/security.md, "Tamper-evident
+// audit"): the decision journal, the audit rows, gate mode changes and
+// quorum votes.
+const (
+	ChainDecisionEvents = "decision_events"
+	ChainPlanItems      = "plan_items"
+	ChainModeEvents     = "mode_events"
+	ChainVotes          = "votes"
+)
+
+// ChainTables lists the chained tables in a fixed order.
+var ChainTables = []string{ChainDecisionEvents, ChainPlanItems, ChainModeEvents, ChainVotes}
+
+// ChainContent returns the canonical content of one chained row: the JSON
+// array of table followed by the row's column values in the table's column
+// order (strings and int64 nanoseconds, as stored). Writing and verifying
+// compute it the same way.
+func ChainContent(table string, fields ...any) []byte {
+	b, err := json.Marshal(append([]any{table}, fields...))
+	if err != nil {
+		panic(fmt.Sprintf("chain content of %s: %v", table, err)) // only strings and integers are passed
+	}
+	return b
+}
+
+// ChainHash returns the hash a row carries: lowercase hex SHA-256 of the
+// previous row's hash ("" for the first row), a newline, and content.
+func ChainHash(prev string, content []byte) string {
+	h := sha256.New()
+	h.Write([]byte(prev))
+	h.Write([]byte{'\n'})
+	h.Write(content)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ChainRow is one chained row as read back from the store, for
+// [VerifyChain]. Seq is 0 for a row without chain columns (written before
+// the chain started, or inserted around it). A Pruned row is the
+// placeholder that retention left for a row it deleted (docs/decisions.md,
+// "Retention"): its position, previous hash and hash, but no content, so
+// the chain stays unbroken across it.
+type ChainRow struct {
+	Table   string
+	Key     string // the row's key, for reports ("decision=ID seq=3")
+	Seq     int64
+	Prev    string
+	Hash    string
+	Content []byte // ChainContent of the row's columns as stored now; nil when Pruned
+	Pruned  bool
+}
+
+// ChainHead is the chain's head row: the newest Seq and Hash, and how many
+// rows of each table the chain found when it started (Legacy, by table
+// name): those carry no hash.
+type ChainHead struct {
+	Seq    int64
+	Hash   string
+	Legacy map[string]int64
+}
+
+// Chain is implemented by stores whose journal and audit rows are
+// hash-chained.
+type Chain interface {
+	// ChainState returns the head and every row of [ChainTables], in no
+	// particular order, read in one snapshot of the database.
+	ChainState(ctx context.Context) (ChainHead, []ChainRow, error)
+}
+
+// ChainError is the first break [VerifyChain] found: Seq is the chain
+// position (0 for a row that has none), Table and Key name the row when
+// there is one, Problem says what is wrong.
+type ChainError struct {
+	Seq     int64
+	Table   string
+	Key     string
+	Problem string
+}
+
+func (e *ChainError) Error() string {
+	if e.Table == "" {
+		return fmt.Sprintf("chain position %d: %s", e.Seq, e.Problem)
+	}
+	return fmt.Sprintf("chain position %d (%s %s): %s", e.Seq, e.Table, e.Key, e.Problem)
+}
+
+// VerifyChain walks rows in chain order and returns nil when they form an
+// unbroken chain ending at head, or the first break as a *ChainError: a
+// row whose content no longer gives its hash (changed), a position missing
+// (removed), two rows at one position or a row past the head (inserted), a
+// row whose previous hash is not its predecessor's hash, more rows without
+// a hash than the chain started with (inserted around the chain), or a
+// head that does not match the last row (rows removed at the end). A
+// pruned placeholder stands for its row: its hash continues the chain, its
+// content is not checked. It reports n, the number of chained rows
+// checked, placeholders included.
+func VerifyChain(head ChainHead, rows []ChainRow) (n int64, err error) {
+	var chained []ChainRow
+	legacy := map[string]int64{}
+	for _, r := range rows {
+		if r.Seq == 0 {
+			legacy[r.Table]++
+			if legacy[r.Table] > head.Legacy[r.Table] {
+				return 0, &ChainError{Table: r.Table, Key: r.Key, Problem: "row inserted without a chain hash"}
+			}
+			continue
+		}
+		chained = append(chained, r)
+	}
+	for _, t := range ChainTables {
+		if legacy[t] < head.Legacy[t] {
+			return 0, &ChainError{Table: t, Problem: fmt.Sprintf("%d rows from before the chain started were removed", head.Legacy[t]-legacy[t])}
+		}
+	}
+	slices.SortStableFunc(chained, func(a, b ChainRow) int { return cmp.Compare(a.Seq, b.Seq) })
+	prev, want := "", int64(1)
+	for i, r := range chained {
+		if i+1 < len(chained) && chained[i+1].Seq == r.Seq {
+			if r.Prev == prev && (r.Pruned || ChainHash(r.Prev, r.Content) == r.Hash) {
+				r = chained[i+1] // name the row that does not fit
+			}
+			return n, &ChainError{Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: "row inserted: a second row at this position"}
+		}
+		switch {
+		case r.Seq < want:
+			return n, &ChainError{Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: "row inserted: a second row at this position"}
+		case r.Seq > head.Seq:
+			return n, &ChainError{Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: fmt.Sprintf("row inserted: past the head (%d)", head.Seq)}
+		case r.Seq > want:
+			return n, &ChainError{Seq: want, Problem: "row removed"}
+		case r.Prev != prev:
+			return n, &ChainError{Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: "previous hash does not match the row before it (a row was inserted or removed before this one)"}
+		case !r.Pruned && ChainHash(r.Prev, r.Content) != r.Hash:
+			return n, &ChainError{Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: "row changed: its content does not give its hash"}
+		}
+		prev, want, n = r.Hash, want+1, n+1
+	}
+	if want-1 != head.Seq {
+		return n, &ChainError{Seq: want, Problem: fmt.Sprintf("row removed: the head is at %d, the last row at %d", head.Seq, want-1)}
+	}
+	if prev != head.Hash {
+		return n, &ChainError{Seq: head.Seq, Problem: "the head's hash does not match the last row"}
+	}
+	return n, nil
+}

@@ -1,0 +1,151 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/acpmux/acpmux/confirm/store"
+)
+
+// migrationChain is schema version 5: the hash chain over the journal, the
+// audit rows, mode changes and votes (docs/security.md). Each chained row
+// gets chain_seq (its position, from 1), chain_prev (the hash of the row
+// before it) and chain_hash; chain_head holds the newest position and hash
+// and how many rows each table had when the chain started (those keep NULL
+// chain columns: the chain starts at this migration).
+const migrationChain = `ALTER TABLE decision_events ADD COLUMN chain_seq BIGINT, ADD COLUMN chain_prev TEXT, ADD COLUMN chain_hash TEXT;
+	ALTER TABLE plan_items ADD COLUMN chain_seq BIGINT, ADD COLUMN chain_prev TEXT, ADD COLUMN chain_hash TEXT;
+	ALTER TABLE mode_events ADD COLUMN chain_seq BIGINT, ADD COLUMN chain_prev TEXT, ADD COLUMN chain_hash TEXT;
+	ALTER TABLE votes ADD COLUMN chain_seq BIGINT, ADD COLUMN chain_prev TEXT, ADD COLUMN chain_hash TEXT;
+	CREATE TABLE chain_head (
+		id                  INTEGER PRIMARY KEY CHECK (id = 1),
+		seq                 BIGINT NOT NULL,
+		hash                TEXT NOT NULL,
+		legacy_events       BIGINT NOT NULL,
+		legacy_plan_items   BIGINT NOT NULL,
+		legacy_mode_events  BIGINT NOT NULL,
+		legacy_votes        BIGINT NOT NULL
+	);
+	INSERT INTO chain_head VALUES (1, 0, '', (SELECT COUNT(*) FROM decision_events), (SELECT COUNT(*) FROM plan_items),
+		(SELECT COUNT(*) FROM mode_events), (SELECT COUNT(*) FROM votes));`
+
+// chainedInsert runs query, an INSERT whose last three placeholders are
+// chain_seq, chain_prev and chain_hash, with args and the next chain
+// position for content, in tx. SELECT … FOR UPDATE on the head row
+// serialises the appends of every process and machine: a concurrent
+// append waits for this transaction to end. When a row was inserted it
+// moves the head on. Every transaction takes the head after any other row
+// lock it needs, so the head never takes part in a deadlock.
+func chainedInsert(ctx context.Context, tx pgx.Tx, content []byte, query string, args ...any) (bool, error) {
+	var seq int64
+	var prev string
+	if err := tx.QueryRow(ctx, `SELECT seq, hash FROM chain_head WHERE id = 1 FOR UPDATE`).Scan(&seq, &prev); err != nil {
+		return false, fmt.Errorf("lock chain head: %w", err)
+	}
+	hash := store.ChainHash(prev, content)
+	tag, err := tx.Exec(ctx, query, append(args, seq+1, prev, hash)...)
+	if err != nil || tag.RowsAffected() == 0 {
+		return false, err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE chain_head SET seq = $1, hash = $2 WHERE id = 1`, seq+1, hash); err != nil {
+		return false, fmt.Errorf("move chain head: %w", err)
+	}
+	return true, nil
+}
+
+// inTx runs fn in one transaction.
+func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// chainQueries read every chained table: the columns of its content in
+// order, then the three chain columns.
+var chainQueries = []struct {
+	table, query string
+	key          func(f []any) string
+}{
+	{store.ChainDecisionEvents, `SELECT decision_id, seq::BIGINT, at, type, host, detail, person, chain_seq, chain_prev, chain_hash FROM decision_events`,
+		func(f []any) string { return fmt.Sprintf("decision=%v seq=%v", f[0], f[1]) }},
+	{store.ChainPlanItems, `SELECT id, session_id, decided_at, item, chain_seq, chain_prev, chain_hash FROM plan_items`,
+		func(f []any) string { return fmt.Sprintf("decision=%v", f[0]) }},
+	{store.ChainModeEvents, `SELECT session_id, at, mode, revision, "by", chain_seq, chain_prev, chain_hash FROM mode_events`,
+		func(f []any) string { return fmt.Sprintf("session=%v at=%v", f[0], f[1]) }},
+	{store.ChainVotes, `SELECT decision_id, person, option_id, snapshot_sha256, at, chain_seq, chain_prev, chain_hash FROM votes`,
+		func(f []any) string { return fmt.Sprintf("decision=%v person=%v", f[0], f[1]) }},
+}
+
+// ChainState implements [store.Chain], in one REPEATABLE READ read-only
+// transaction (one snapshot of every table).
+func (s *Store) ChainState(ctx context.Context) (store.ChainHead, []store.ChainRow, error) {
+	var h store.ChainHead
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return h, nil, fmt.Errorf("store chain: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	if h, err = chainHead(ctx, tx); err != nil {
+		return h, nil, fmt.Errorf("store chain: read head: %w", err)
+	}
+	var out []store.ChainRow
+	for _, cq := range chainQueries {
+		rows, err := tx.Query(ctx, cq.query)
+		if err != nil {
+			return h, nil, fmt.Errorf("store chain: %w", err)
+		}
+		for rows.Next() {
+			vals, err := rows.Values()
+			if err != nil {
+				rows.Close()
+				return h, nil, fmt.Errorf("store chain: %w", err)
+			}
+			out = append(out, chainRow(cq.table, cq.key, vals))
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return h, nil, fmt.Errorf("store chain: %w", err)
+		}
+	}
+	pruned, err := prunedRows(ctx, tx)
+	if err != nil {
+		return h, nil, fmt.Errorf("store chain: %w", err)
+	}
+	return h, append(out, pruned...), nil
+}
+
+// chainHead reads the head row.
+func chainHead(ctx context.Context, q querier) (store.ChainHead, error) {
+	var h store.ChainHead
+	var ev, pi, me, vo int64
+	if err := q.QueryRow(ctx, `SELECT seq, hash, legacy_events, legacy_plan_items, legacy_mode_events, legacy_votes
+		FROM chain_head WHERE id = 1`).Scan(&h.Seq, &h.Hash, &ev, &pi, &me, &vo); err != nil {
+		return h, err
+	}
+	h.Legacy = map[string]int64{store.ChainDecisionEvents: ev, store.ChainPlanItems: pi, store.ChainModeEvents: me, store.ChainVotes: vo}
+	return h, nil
+}
+
+// chainRow builds a row from its content columns and the three chain
+// columns at the end.
+func chainRow(table string, key func([]any) string, vals []any) store.ChainRow {
+	n := len(vals) - 3
+	content := vals[:n]
+	r := store.ChainRow{Table: table, Key: key(content), Content: store.ChainContent(table, content...)}
+	if seq, ok := vals[n].(int64); ok {
+		r.Seq = seq
+	}
+	r.Prev, _ = vals[n+1].(string)
+	r.Hash, _ = vals[n+2].(string)
+	return r
+}
+
+var _ store.Chain = (*Store)(nil)
