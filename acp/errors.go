@@ -53,7 +53,8 @@ var (
 	ErrNoHost = &Error{Code: -32093, Message: "no host can serve this request"}
 	// ErrForbidden answers a request the host's person may not send: an
 	// observer's or approver's session/prompt, session/new, mode change
-	// (docs/tokens.md).
+	// (docs/tokens.md); and a mode selection that would leave a plan mode
+	// --lock-mode holds (docs/plan-mode.md).
 	ErrForbidden = &Error{Code: -32094, Message: "forbidden"}
 )
 

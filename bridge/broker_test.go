@@ -21,6 +21,7 @@ import (
 	"github.com/acpmux/acpmux/bridge/httpapi"
 	"github.com/acpmux/acpmux/confirm"
 	"github.com/acpmux/acpmux/confirm/store"
+	"github.com/acpmux/acpmux/internal/waitfile"
 )
 
 const permScriptHead = `
@@ -116,13 +117,21 @@ func (f *brokerFixture) agentGot() map[string]string {
 func (f *brokerFixture) waitAgent(n int) string {
 	f.t.Helper()
 	id := fmt.Sprintf("perm-%d", n)
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if r, ok := f.agentGot()[id]; ok {
-			return r
-		}
+	_, err := waitfile.Until(f.agentLog, 10*time.Second, func([]byte) bool { _, ok := f.agentGot()[id]; return ok })
+	if err != nil {
+		f.t.Fatalf("the agent got no response to %s", id)
 	}
-	f.t.Fatalf("the agent got no response to %s", id)
-	return ""
+	return f.agentGot()[id]
+}
+
+// waitAgentLog returns once the agent has read a line containing text:
+// the bridge forwards a host's messages in order, so a notification sent
+// after a host's answer reaches the agent after that answer was dealt with.
+func (f *brokerFixture) waitAgentLog(text string) {
+	f.t.Helper()
+	if _, err := waitfile.Contains(f.agentLog, text, 5*time.Second); err != nil {
+		f.t.Fatalf("%q never reached the agent: %v", text, err)
+	}
 }
 
 // expectPermission reads host messages until a permission request and
@@ -205,14 +214,7 @@ func TestAPIAnswerBeatsSlowIDE(t *testing.T) {
 	// the agent has the notification, the late answer has been dealt with.
 	f.ide.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%v,"result":%s}`, ideID, selectedReject))
 	f.ide.send(`{"jsonrpc":"2.0","method":"_test/marker","params":{}}`)
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if data, _ := os.ReadFile(f.agentLog); bytes.Contains(data, []byte("_test/marker")) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("marker never reached the agent")
-		}
-	}
+	f.waitAgentLog("_test/marker")
 	if got := f.agentGot()["perm-1"]; got != selectedAllow {
 		t.Errorf("after the IDE's late answer the agent's record is %s", got)
 	}
@@ -291,14 +293,11 @@ func TestAgentExitCancelsDecisions(t *testing.T) {
 			break
 		}
 	}
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		ds, _ := f.broker.Decisions(context.Background(), "s1")
-		if len(ds) == 1 && ds[0].Status == store.StatusCancelled && ds[0].Reason == store.ReasonAgentExited {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("decision not cancelled with agent_exited: %+v", ds)
-		}
+	// The broker closes a decision (store, then memory) before it withdraws
+	// the hosts' copies: the IDE's $/cancel_request comes after.
+	ds, _ := f.broker.Decisions(context.Background(), "s1")
+	if len(ds) != 1 || ds[0].Status != store.StatusCancelled || ds[0].Reason != store.ReasonAgentExited {
+		t.Fatalf("decision not cancelled with agent_exited: %+v", ds)
 	}
 }
 
@@ -409,14 +408,7 @@ func TestDuplicateKeysInPermissionRequestRefused(t *testing.T) {
 		t.Errorf("agent got %s, want -32602 naming the duplicate", got)
 	}
 	f.ide.send(`{"jsonrpc":"2.0","method":"_test/marker","params":{}}`)
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if data, _ := os.ReadFile(f.agentLog); bytes.Contains(data, []byte("_test/marker")) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("marker never reached the agent")
-		}
-	}
+	f.waitAgentLog("_test/marker")
 	select {
 	case m := <-f.ide.in:
 		if strings.Contains(m, "request_permission") {

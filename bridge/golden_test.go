@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,26 +25,53 @@ import (
 
 	"github.com/acpmux/acpmux/acp/acptest"
 	"github.com/acpmux/acpmux/bridge"
+	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/internal/leakcheck"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden transcripts in testdata/sessions")
 
 func TestMain(m *testing.M) {
 	acptest.MaybeRunAgent()
-	os.Exit(m.Run())
+	os.Exit(leakcheck.Run(m))
 }
 
 // transcript is the outcome of one scripted session through the bridge.
 type transcript struct {
-	host, agent []string // NDJSON lines each side received
-	exit        int
-	stderr      string
+	host  []string            // NDJSON lines the primary host ("ide") received
+	hosts map[string][]string // the same for every host, by name
+	agent []string            // NDJSON lines the agent received
+	exit  int
+	// stderr is the agent's stderr and the bridge's log.
+	stderr string
 }
 
+// primaryHost names the host of a golden file's "host" section: the
+// primary host, added first.
+const primaryHost = "ide"
+
 // runScripted runs the fake agent with script behind a bridge and feeds the
-// host lines. A host line "#!wait N" waits until the host has received N
-// messages; "#!eof" closes the host's input; "#!sleep D" pauses.
+// host lines to one host, the primary "ide". See [runHosts].
 func runScripted(t *testing.T, script, hostIn string, opts bridge.Options) transcript {
+	t.Helper()
+	return runHosts(t, script, map[string]string{primaryHost: hostIn}, opts)
+}
+
+// runHosts runs the fake agent with script behind a bridge with one host
+// per entry of hostIn (name → input lines): "ide" first (the primary), the
+// others in name order. Each host's lines are fed on a goroutine of its
+// own; a line may instead be a directive:
+//
+//	#!wait N              until this host has received N messages
+//	#!wait HOST N         until HOST has received N messages
+//	#!until HOST TEXT     until HOST has received a message containing TEXT
+//	#!eof                 close this host's input (the primary half-closes;
+//	                      any other host leaves)
+//
+// Two hosts that each wait for the same message and then answer race each
+// other: the race is in the data, and the want sections say what every
+// outcome must look like (see [TestGoldenSessions]).
+func runHosts(t *testing.T, script string, hostIn map[string]string, opts bridge.Options) transcript {
 	t.Helper()
 	dir := t.TempDir()
 	agentLog := filepath.Join(dir, "agent.ndjson")
@@ -65,72 +93,115 @@ func runScripted(t *testing.T, script, hostIn string, opts bridge.Options) trans
 		opts.GracePeriod = 500 * time.Millisecond
 	}
 	b := bridge.New(agent, opts)
-	hostR, hostW := io.Pipe() // host → bridge
-	outR, outW := io.Pipe()   // bridge → host
-	b.AddHost(bridge.NewHost("ide", bridge.NewNDJSONConn(hostR, outW, hostR, maxLine), bridge.HostOptions{Blocking: true}))
 
 	var (
-		mu       sync.Mutex
-		received []string
+		mu       sync.Mutex // guards received
+		received = map[string][]string{}
 		cond     = sync.NewCond(&mu)
-		readDone = make(chan struct{})
+		readers  sync.WaitGroup
+		closers  []func()
 	)
-	go func() {
-		defer close(readDone)
-		r := bufio.NewReaderSize(outR, 1<<20)
+	names := slices.Sorted(maps.Keys(hostIn))
+	if i := slices.Index(names, primaryHost); i > 0 {
+		names = append(append([]string{primaryHost}, names[:i]...), names[i+1:]...)
+	}
+	// waitUntil blocks until ok holds for the lines host has received, or
+	// the host's output has closed.
+	waitUntil := func(host string, ok func([]string) bool) {
+		mu.Lock()
+		defer mu.Unlock()
 		for {
-			line, err := r.ReadBytes('\n')
-			if len(line) > 0 {
-				mu.Lock()
-				received = append(received, strings.TrimSuffix(string(line), "\n"))
-				cond.Broadcast()
-				mu.Unlock()
-			}
-			if err != nil {
-				mu.Lock()
-				received = append(received, "#!closed")
-				cond.Broadcast()
-				mu.Unlock()
+			got := received[host]
+			if ok(got) || len(got) > 0 && got[len(got)-1] == "#!closed" {
 				return
 			}
+			cond.Wait()
 		}
-	}()
-	go func() {
-		for _, line := range strings.Split(hostIn, "\n") {
-			switch {
-			case strings.TrimSpace(line) == "":
-			case strings.HasPrefix(line, "#!wait "):
-				n, _ := strconv.Atoi(strings.TrimPrefix(line, "#!wait "))
+	}
+	for _, name := range names {
+		hostR, hostW := io.Pipe() // host → bridge
+		outR, outW := io.Pipe()   // bridge → host
+		var closer io.Closer = hostR
+		if name != primaryHost {
+			// A host that leaves or is dropped loses both directions, as a
+			// WebSocket host does: its reader sees "#!closed".
+			closer = closeBoth{hostR, outW}
+		}
+		if err := b.AddHost(bridge.NewHost(name, bridge.NewNDJSONConn(hostR, outW, closer, maxLine), bridge.HostOptions{Blocking: true})); err != nil {
+			t.Fatal(err)
+		}
+		closers = append(closers, func() { outW.Close(); hostW.Close() })
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			r := bufio.NewReaderSize(outR, 1<<20)
+			for {
+				line, err := r.ReadBytes('\n')
 				mu.Lock()
-				for len(received) < n {
-					cond.Wait()
+				if len(line) > 0 {
+					received[name] = append(received[name], strings.TrimSuffix(string(line), "\n"))
 				}
+				if err != nil {
+					received[name] = append(received[name], "#!closed")
+				}
+				cond.Broadcast()
 				mu.Unlock()
-			case strings.HasPrefix(line, "#!sleep "):
-				d, _ := time.ParseDuration(strings.TrimPrefix(line, "#!sleep "))
-				time.Sleep(d)
-			case line == "#!eof":
-				hostW.Close()
-				return
-			default:
-				if _, err := io.WriteString(hostW, line+"\n"); err != nil {
+				if err != nil {
 					return
 				}
 			}
-		}
-	}()
+		}()
+		go func() {
+			for _, line := range strings.Split(hostIn[name], "\n") {
+				switch {
+				case strings.TrimSpace(line) == "":
+				case strings.HasPrefix(line, "#!wait "):
+					host, count := name, strings.TrimPrefix(line, "#!wait ")
+					if h, c, two := strings.Cut(count, " "); two {
+						host, count = h, c
+					}
+					n, _ := strconv.Atoi(count)
+					waitUntil(host, func(got []string) bool { return len(got) >= n })
+				case strings.HasPrefix(line, "#!until "):
+					host, text, _ := strings.Cut(strings.TrimPrefix(line, "#!until "), " ")
+					waitUntil(host, func(got []string) bool {
+						return slices.ContainsFunc(got, func(l string) bool { return strings.Contains(l, text) })
+					})
+				case line == "#!eof":
+					hostW.Close()
+					return
+				default:
+					if _, err := io.WriteString(hostW, line+"\n"); err != nil {
+						return
+					}
+				}
+			}
+		}()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	b.Run(ctx)
 	code := agent.ExitCode()
-	outW.Close()
-	hostW.Close()
-	<-readDone
+	for _, c := range closers {
+		c()
+	}
+	readers.Wait()
 	agentLines, _ := os.ReadFile(agentLog)
 	mu.Lock()
 	defer mu.Unlock()
-	host := received[:len(received)-1] // drop "#!closed"
-	return transcript{host: host, agent: splitLines(string(agentLines)), exit: code, stderr: stderr.String()}
+	hosts := map[string][]string{}
+	for name, got := range received {
+		hosts[name] = got[:len(got)-1] // drop "#!closed"
+	}
+	return transcript{host: hosts[primaryHost], hosts: hosts, agent: splitLines(string(agentLines)), exit: code, stderr: stderr.String()}
+}
+
+// closeBoth closes both pipes of a host.
+type closeBoth [2]io.Closer
+
+func (c closeBoth) Close() error {
+	c[0].Close()
+	return c[1].Close()
 }
 
 func splitLines(s string) []string {
@@ -144,8 +215,23 @@ func splitLines(s string) []string {
 }
 
 // TestGoldenSessions runs every testdata/sessions/*.txtar: an agent script,
-// the host's input, and the NDJSON each side must receive, compared as JSON
+// each host's input, and the NDJSON each side must receive, compared as JSON
 // values line by line (lines over 1 MiB by length and SHA-256).
+//
+// Sections: "agent" (the fake agent's script), "host" (the primary host's
+// input, host "ide"), "host:NAME" (the input of another host NAME), and
+// "want-host", "want-host:NAME", "want-agent", "want-exit", "want-stderr"
+// (lines the stderr must contain). "broker" puts a [confirm.Broker] (its
+// content: the decisions' timeout, default 1m) between the bridge and the
+// hosts, so that a permission request is presented to every host of the
+// session. "exact" lists sides compared byte for byte. In a want line the
+// JSON string "#!any" matches any value (a timestamp, a decision id).
+//
+// "race" lists two hosts whose answers race: want lines may name them
+// $WINNER and $LOSER, a line that begins "#!winner " or "#!loser " is
+// expected only on that host, one that begins "#!optional " may be missing,
+// and the session passes when one of the two ways of naming them matches
+// everything: which host won is data.
 func TestGoldenSessions(t *testing.T) {
 	files, _ := filepath.Glob("../testdata/sessions/*.txtar")
 	if len(files) == 0 {
@@ -158,8 +244,14 @@ func TestGoldenSessions(t *testing.T) {
 				t.Fatal(err)
 			}
 			sec := map[string]string{}
+			inputs := map[string]string{}
 			for _, f := range ar.Files {
 				sec[f.Name] = string(f.Data)
+				if f.Name == "host" {
+					inputs[primaryHost] = string(f.Data)
+				} else if name, ok := strings.CutPrefix(f.Name, "host:"); ok {
+					inputs[name] = string(f.Data)
+				}
 			}
 			var opts bridge.Options
 			if v := strings.TrimSpace(sec["max-line-bytes"]); v != "" {
@@ -173,27 +265,114 @@ func TestGoldenSessions(t *testing.T) {
 				// under -race the scripted agent may need longer.
 				opts.GracePeriod, _ = time.ParseDuration(v)
 			}
-			got := runScripted(t, sec["agent"], sec["host"], opts)
+			if v, ok := sec["broker"]; ok {
+				opts.Broker = goldenBroker(t, strings.TrimSpace(v))
+			}
+			got := runHosts(t, sec["agent"], inputs, opts)
 			if *update {
 				writeGolden(t, file, ar, got)
 				return
 			}
-			exact := strings.Fields(sec["exact"])
-			compareLines(t, "host", got.host, sec["want-host"], slices.Contains(exact, "host"))
-			compareLines(t, "agent", got.agent, sec["want-agent"], slices.Contains(exact, "agent"))
-			if want := strings.TrimSpace(sec["want-exit"]); want != "" && want != strconv.Itoa(got.exit) {
-				t.Errorf("exit status %d, want %s", got.exit, want)
-			}
-			for _, want := range splitLines(sec["want-stderr"]) {
-				if !strings.Contains(got.stderr, want) {
-					t.Errorf("stderr lacks %q; stderr:\n%s", want, got.stderr)
+			namings := []map[string]string{nil}
+			if race := strings.Fields(sec["race"]); len(race) == 2 {
+				namings = []map[string]string{
+					{"$WINNER": race[0], "$LOSER": race[1]},
+					{"$WINNER": race[1], "$LOSER": race[0]},
 				}
+			}
+			var errs []string
+			for k, naming := range namings {
+				e := compareTranscript(sec, got, naming)
+				if k == 0 || len(e) < len(errs) {
+					errs = e
+				}
+			}
+			for _, e := range errs {
+				t.Error(e)
 			}
 			if t.Failed() {
 				t.Logf("stderr:\n%s", got.stderr)
 			}
 		})
 	}
+}
+
+// goldenBroker is the broker of a golden session with a "broker" section:
+// timeout is the decisions' default timeout ("" for 1m).
+func goldenBroker(t *testing.T, timeout string) *confirm.Broker {
+	t.Helper()
+	d := time.Minute
+	if timeout != "" {
+		var err error
+		if d, err = time.ParseDuration(timeout); err != nil {
+			t.Fatal(err)
+		}
+	}
+	br, err := confirm.NewBroker(confirm.Options{DefaultTimeout: d, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); br.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return br
+}
+
+// compareTranscript compares got with the want sections of sec and returns
+// the differences. naming, for a race, gives "$WINNER" and "$LOSER" their
+// hosts: the names are put in every want line, and a want line of host H
+// that begins "#!winner " ("#!loser ") is kept, without the prefix, only
+// when H is the winner (the loser).
+func compareTranscript(sec map[string]string, got transcript, naming map[string]string) []string {
+	want := func(host, text string) string {
+		var sb strings.Builder
+		for _, l := range splitLines(text) {
+			for _, role := range []string{"winner", "loser"} {
+				if rest, ok := strings.CutPrefix(l, "#!"+role+" "); ok {
+					if naming["$"+strings.ToUpper(role)] != host {
+						rest = ""
+					}
+					l = rest
+				}
+			}
+			for k, v := range naming {
+				l = strings.ReplaceAll(l, k, v)
+			}
+			if l != "" {
+				sb.WriteString(l + "\n")
+			}
+		}
+		return sb.String()
+	}
+	exact := strings.Fields(sec["exact"])
+	var errs []string
+	for host, lines := range got.hosts {
+		key := "want-host:" + host
+		if host == primaryHost {
+			key = "want-host"
+		}
+		if _, ok := sec[key]; !ok && host != primaryHost {
+			errs = append(errs, fmt.Sprintf("host %s has no %s section", host, key))
+		}
+		errs = append(errs, compareLines(key, lines, want(host, sec[key]), slices.Contains(exact, strings.TrimPrefix(key, "want-")))...)
+	}
+	for key := range sec {
+		if host, ok := strings.CutPrefix(key, "want-host:"); ok && got.hosts[host] == nil {
+			errs = append(errs, fmt.Sprintf("%s: no host %s took part", key, host))
+		}
+	}
+	errs = append(errs, compareLines("agent", got.agent, want("", sec["want-agent"]), slices.Contains(exact, "agent"))...)
+	if w := strings.TrimSpace(sec["want-exit"]); w != "" && w != strconv.Itoa(got.exit) {
+		errs = append(errs, fmt.Sprintf("exit status %d, want %s", got.exit, w))
+	}
+	for _, w := range splitLines(sec["want-stderr"]) {
+		if !strings.Contains(got.stderr, w) {
+			errs = append(errs, fmt.Sprintf("stderr lacks %q", w))
+		}
+	}
+	slices.Sort(errs)
+	return errs
 }
 
 // golden renders a received line for a golden file.
@@ -206,34 +385,75 @@ func golden(line string) string {
 }
 
 // compareLines compares received lines with the golden ones, as JSON values
-// or, when exact, byte for byte.
-func compareLines(t *testing.T, side string, got []string, wantText string, exact bool) {
-	t.Helper()
+// or, when exact, byte for byte, and returns the differences. A want line
+// that begins "#!optional " may be missing from got (a race decides it).
+func compareLines(side string, got []string, wantText string, exact bool) []string {
 	want := splitLines(wantText)
-	for i := 0; i < len(got) || i < len(want); i++ {
+	var errs []string
+	for i, j := 0, 0; i < len(got) || j < len(want); {
 		var g, w string
 		if i < len(got) {
 			g = golden(got[i])
 		}
-		if i < len(want) {
-			w = want[i]
+		optional := false
+		if j < len(want) {
+			w, optional = strings.CutPrefix(want[j], "#!optional ")
 		}
-		if exact && g != w || !sameJSON(g, w) {
-			t.Errorf("%s line %d:\n got: %s\nwant: %s", side, i+1, g, w)
+		same := !(exact && g != w) && sameJSON(g, w)
+		switch {
+		case !same && optional:
+			j++
+			continue
+		case !same:
+			errs = append(errs, fmt.Sprintf("%s line %d:\n got: %s\nwant: %s", side, i+1, g, w))
 		}
+		i++
+		j++
 	}
+	return errs
 }
 
 // sameJSON compares two lines as JSON values, or as text when either is
-// not JSON.
-func sameJSON(a, b string) bool {
+// not JSON. A string "#!any" in want matches any value.
+func sameJSON(got, want string) bool {
 	var x, y any
-	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
-		return a == b
+	if json.Unmarshal([]byte(got), &x) != nil || json.Unmarshal([]byte(want), &y) != nil {
+		return got == want
 	}
-	xa, _ := json.Marshal(x)
-	ya, _ := json.Marshal(y)
-	return bytes.Equal(xa, ya)
+	return matchJSON(x, y)
+}
+
+// matchJSON reports whether the decoded JSON value got matches want.
+func matchJSON(got, want any) bool {
+	if want == "#!any" {
+		return true
+	}
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok || len(g) != len(w) {
+			return false
+		}
+		for k, wv := range w {
+			gv, ok := g[k]
+			if !ok || !matchJSON(gv, wv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !matchJSON(g[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return got == want
 }
 
 func writeGolden(t *testing.T, file string, ar *txtar.Archive, got transcript) {
@@ -251,6 +471,11 @@ func writeGolden(t *testing.T, file string, ar *txtar.Archive, got transcript) {
 		ar.Files = append(ar.Files, txtar.File{Name: name, Data: []byte(sb.String())})
 	}
 	set("want-host", got.host)
+	for _, host := range slices.Sorted(maps.Keys(got.hosts)) {
+		if host != primaryHost {
+			set("want-host:"+host, got.hosts[host])
+		}
+	}
 	set("want-agent", got.agent)
 	set("want-exit", []string{strconv.Itoa(got.exit)})
 	if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {

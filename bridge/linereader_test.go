@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"testing/synctest"
 	"time"
 	"unsafe"
 )
@@ -56,35 +57,39 @@ func TestLineReaderLimits(t *testing.T) {
 
 // TestBlockingHostQueueIsBoundedInBytes: a blocking host that stops reading
 // makes its sender wait once DefaultHostQueueBytes are queued, instead of
-// buffering without bound.
+// buffering without bound. In a bubble, synctest.Wait returns once the
+// sender is blocked on the full queue and the writer on the stalled conn.
 func TestBlockingHostQueueIsBoundedInBytes(t *testing.T) {
-	stall := make(chan struct{})
-	h := NewHost("ide", stallConn{stall}, HostOptions{Blocking: true})
-	go h.writeLoop()
-	defer func() { close(stall); h.disconnect(errBridgeClosed) }()
-	msg := bytes.Repeat([]byte("z"), 1<<20)
-	sent := make(chan int, 1)
-	go func() {
-		n := 0
-		for h.send(msg) {
-			n++
-			select {
-			case sent <- n:
-			default:
-				<-sent
-				sent <- n
+	synctest.Test(t, func(t *testing.T) {
+		stall := make(chan struct{})
+		h := NewHost("ide", stallConn{stall}, HostOptions{Blocking: true})
+		go h.writeLoop()
+		defer func() { close(stall); h.disconnect(errBridgeClosed) }()
+		msg := bytes.Repeat([]byte("z"), 1<<20)
+		// One message is in the stalled writer; the queue holds at most 64 MiB.
+		limit := DefaultHostQueueBytes>>20 + 2
+		sent := make(chan int, 1)
+		go func() {
+			n := 0
+			for n <= limit && h.send(msg) { // past the limit the test has failed: stop
+				n++
+				select {
+				case sent <- n:
+				default:
+					<-sent
+					sent <- n
+				}
 			}
+		}()
+		synctest.Wait() // the sender has run into the bound
+		n := <-sent
+		if n > limit {
+			t.Errorf("%d MiB queued for a host that does not read, want at most %d", n, limit)
 		}
-	}()
-	time.Sleep(300 * time.Millisecond) // let the sender run into the bound
-	n := <-sent
-	// One message is in the stalled writer; the queue holds at most 64 MiB.
-	if limit := DefaultHostQueueBytes>>20 + 2; n > limit {
-		t.Errorf("%d MiB queued for a host that does not read, want at most %d", n, limit)
-	}
-	if q := h.queued.Load(); q > DefaultHostQueueBytes+1<<20 {
-		t.Errorf("queued bytes %d over the bound", q)
-	}
+		if q := h.queued.Load(); q > DefaultHostQueueBytes+1<<20 {
+			t.Errorf("queued bytes %d over the bound", q)
+		}
+	})
 }
 
 // stallConn never finishes a write until stall is closed.

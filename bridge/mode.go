@@ -3,6 +3,7 @@ package bridge
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/acpmux/acpmux/acp"
@@ -26,28 +27,40 @@ const (
 func IsPlanMode(modeID string) bool { return strings.EqualFold(modeID, "plan") }
 
 // trackHostMode reports mode selections and prompts of host h to the
-// broker's plan-mode gate. The request itself is relayed unchanged.
-func (b *Bridge) trackHostMode(h *Host, method string, params []byte) {
+// broker's plan-mode gate. The request itself is relayed unchanged, except
+// a mode selection that would take the agent out of its plan mode while
+// --lock-mode holds the gate in plan mode: that one is refused with an
+// error wrapping [acp.ErrForbidden] and must not reach the agent
+// (docs/plan-mode.md).
+func (b *Bridge) trackHostMode(h *Host, method string, params []byte) error {
 	if b.broker == nil {
-		return
+		return nil
 	}
 	sid := acp.MemberString(params, "sessionId")
+	modeID := ""
 	switch method {
 	case acp.MethodSessionSetMode:
-		b.agentModeIs(sid, acp.MemberString(params, "modeId")) // the request goes to the agent
-		b.hostSetMode(h, sid, acp.MemberString(params, "modeId"))
+		modeID = acp.MemberString(params, "modeId")
 	case MethodSessionSetConfigOption:
-		if acp.MemberString(params, "configId") == "mode" {
-			b.agentModeIs(sid, acp.MemberString(params, "value"))
-			b.hostSetMode(h, sid, acp.MemberString(params, "value"))
+		if acp.MemberString(params, "configId") != "mode" {
+			return nil
 		}
+		modeID = acp.MemberString(params, "value")
 	case acp.MethodSessionPrompt:
 		b.turns.set(sid, h.personName())
 		if h.person != nil {
 			b.log.Info("prompt from a person", "session", sid, "host", h.ID, "person", h.person.Name, "role", h.person.Role)
 		}
 		b.broker.PromptStarted(sid)
+		return nil
+	default:
+		return nil
 	}
+	if err := b.hostSetMode(h, sid, modeID); err != nil {
+		return err
+	}
+	b.agentModeIs(sid, modeID) // the request goes to the agent
+	return nil
 }
 
 // trackAgentMode reports the agent's current_mode_update and
@@ -128,16 +141,23 @@ func (b *Bridge) CancelTurn(sid, reason string) {
 
 // hostSetMode reports host h's session/set_mode (or
 // session/set_config_option "mode") for session sid: a human act that
-// engages the gate for the agent's plan mode and leaves it otherwise.
-func (b *Bridge) hostSetMode(h *Host, sid, modeID string) {
+// engages the gate for the agent's plan mode and leaves it otherwise. It
+// returns an error only when the gate is locked in plan mode and modeID is
+// not a plan mode: the agent must not leave a plan mode the gate keeps.
+func (b *Bridge) hostSetMode(h *Host, sid, modeID string) error {
 	m := confirm.ModeDefault
 	if IsPlanMode(modeID) {
 		m = confirm.ModePlan
 	}
+	cur, _ := b.broker.GateMode(sid)
 	_, err := b.broker.SetMode(sid, m, describeHost(h)+" selected mode "+modeID)
-	if err != nil && !errors.Is(err, confirm.ErrModeLocked) {
+	switch {
+	case errors.Is(err, confirm.ErrModeLocked) && cur == confirm.ModePlan:
+		return fmt.Errorf("%w: plan mode is locked (--lock-mode): mode %q refused", acp.ErrForbidden, modeID)
+	case err != nil && !errors.Is(err, confirm.ErrModeLocked):
 		b.log.Warn("gate mode not changed", "session", sid, "mode", modeID, "err", err)
 	}
+	return nil
 }
 
 // agentMode reports the agent's own mode for sid (current_mode_update,

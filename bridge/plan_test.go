@@ -90,13 +90,13 @@ func agentOutcome(t *testing.T, raw string) (option, message string) {
 	return r.Outcome.OptionID, r.Meta.Acpmux.Message
 }
 
-// TestPlanModeSeed001 is the manual validation of seed 001 against a
-// scripted agent in plan mode: git status runs with no prompt; touch
+// TestPlanModeValidation is the manual validation of plan mode
+// (docs/plan-mode.md) against a scripted agent: git status runs with no prompt; touch
 // changed.txt is blocked with no prompt and is never presented; python3
 // -c 'print(1)' offers only one-time approval and reject (the warning first)
 // and asks again next time; an answer choosing the unoffered persistent
 // option fails closed.
-func TestPlanModeSeed001(t *testing.T) {
+func TestPlanModeValidation(t *testing.T) {
 	script := permScriptHead + shellPerm(1, "git status") + "recv\n" + shellPerm(2, "touch changed.txt") + "recv\n" +
 		shellPerm(3, "python3 -c 'print(1)'") + "recv\n" + shellPerm(4, "python3 -c 'print(1)'") + "recv\n" +
 		`send {"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}` + "\nwaiteof\n"
@@ -180,8 +180,9 @@ func TestPlanModePendingChangeCancels(t *testing.T) {
 	}
 	// Back in plan mode (a host act), then the arguments change.
 	f.ide.send(`{"jsonrpc":"2.0","id":10,"method":"session/set_mode","params":{"sessionId":"s1","modeId":"plan"}}`)
-	for m, _ := f.broker.GateMode("s1"); m != confirm.ModePlan; m, _ = f.broker.GateMode("s1") {
-		time.Sleep(5 * time.Millisecond)
+	readUpTo(f.ide)
+	if m, _ := f.broker.GateMode("s1"); m != confirm.ModePlan {
+		t.Fatalf("after the host's set_mode plan: gate %s", m)
 	}
 	if opt, msg := agentOutcome(t, f.waitAgent(2)); opt != "reject" || msg != gate.StaleApprovalMessage {
 		t.Errorf("arguments change: agent got %s %q, want reject with the stale message", opt, msg)
@@ -314,6 +315,21 @@ func TestPlanModeEditWithReadOnlyCommandNeverReachesAHost(t *testing.T) {
 		}
 		if fmt.Sprint(m["id"]) == "3" {
 			break
+		}
+	}
+}
+
+// readUpTo returns once the bridge has acted on every line h sent before
+// it. The bridge reads a host's lines in order on one goroutine and notes
+// a mode selection before it forwards the request; an empty JSON-RPC batch
+// it answers itself (-32600, id null), so that answer comes after.
+func readUpTo(h *testHost) {
+	h.t.Helper()
+	h.send(`[]`)
+	for {
+		m := h.next()
+		if e, ok := m["error"].(map[string]any); ok && m["id"] == nil && e["code"] == float64(-32600) {
+			return
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package bridge_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -121,14 +120,7 @@ func TestQuestionAPIAnswersBeforeIDE(t *testing.T) {
 	}
 	f.ide.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%v,"result":{"action":"accept","content":{"count":9}}}`, ideID))
 	f.ide.send(`{"jsonrpc":"2.0","method":"_test/marker","params":{}}`)
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if data, _ := os.ReadFile(f.agentLog); bytes.Contains(data, []byte("_test/marker")) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("marker never reached the agent")
-		}
-	}
+	f.waitAgentLog("_test/marker")
 	if got := f.agentGot()["perm-1"]; got != `{"action":"accept","content":{"color":"blue","count":3}}` {
 		t.Errorf("after the IDE's late answer the agent's record is %s", got)
 	}

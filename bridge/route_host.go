@@ -115,7 +115,10 @@ func (b *Bridge) hostRequest(h *Host, msg []byte, env acp.Envelope) {
 	if b.teammateSessionRequest(h, c.origID, env.Method, params) {
 		return
 	}
-	b.trackHostMode(h, env.Method, params)
+	if err := b.trackHostMode(h, env.Method, params); err != nil {
+		b.replyError(h, c.origID, err)
+		return
+	}
 	if env.Method == MethodSessionAttach {
 		b.attach(h, c.origID, params)
 		return

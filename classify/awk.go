@@ -15,19 +15,10 @@ var awkOpts = parseOpts(`-F: --field-separator: -v: --assign: -b --characters-as
 // pipes and print redirections write or run commands.
 func awkCmd(c *classifier, x *cmd) {
 	mark := c.mark()
-	g := getopt{t: awkOpts, args: x.args, stop: true}
 	var progs []arg
 	var ops []arg
-	for {
-		it, ok := g.next()
-		if !ok {
-			break
-		}
+	for it := range c.options(getopt{t: awkOpts, args: x.args, stop: true}, &ops) {
 		switch {
-		case it.bad != "":
-			c.argAt(Unknown, it.at, it.bad)
-		case it.opt == nil:
-			ops = append(ops, it.val)
 		case it.opt.class == Write:
 			c.argAt(Write, it.at, "awk "+it.opt.name+" writes a file")
 		case (it.opt.name == "-i" || it.opt.name == "--include") && (it.val.is("inplace") || it.val.is("inplace.awk")):

@@ -275,37 +275,20 @@ func (c *classifier) gitWrite(verb string, v arg, rest []arg) {
 // cluster, so an unknown spelling errs towards Unknown.
 func (c *classifier) gitDeny(args []arg) []arg {
 	var ops []arg
-	for i, a := range args {
-		if !a.static && !a.free && strings.HasPrefix(a.text, "--") && strings.Contains(a.text, "=") {
-			a.static = true // only the value is dynamic; the name decides
-		}
-		if !a.static {
-			if a.mayBeOption() {
-				c.argAt(Unknown, a, "argument decided at run time may be an option")
-			} else {
-				ops = append(ops, a)
-			}
-			continue
-		}
+	for a := range c.optionWords(args, &ops) {
 		s := a.text
-		if s == "--" {
-			return append(ops, args[i+1:]...)
-		}
-		switch {
-		case strings.HasPrefix(s, "--"):
-			name, _, _ := strings.Cut(s[2:], "=")
-			for _, d := range gitDenyLong {
-				if name != "" && strings.HasPrefix(d.name, name) {
-					c.argAt(d.class, a, d.why)
-					break
-				}
-			}
-		case strings.HasPrefix(s, "-") && len(s) > 1:
+		if !strings.HasPrefix(s, "--") {
 			if strings.ContainsRune(s[1:], 'O') {
 				c.argAt(Unknown, a, "-O opens files in a pager (git grep) or reads an order file")
 			}
-		default:
-			ops = append(ops, a)
+			continue
+		}
+		name, _, _ := strings.Cut(s[2:], "=")
+		for _, d := range gitDenyLong {
+			if name != "" && strings.HasPrefix(d.name, name) {
+				c.argAt(d.class, a, d.why)
+				break
+			}
 		}
 	}
 	return ops
@@ -342,19 +325,10 @@ var (
 // gitListing classifies branch and tag: they list with no operands or
 // with a list option, and create a ref from an operand otherwise.
 func (c *classifier) gitListing(t *optTable, what string, rest []arg) {
-	g := getopt{t: t, args: rest}
 	list := false
 	var ops []arg
-	for {
-		it, ok := g.next()
-		if !ok {
-			break
-		}
+	for it := range c.options(getopt{t: t, args: rest}, &ops) {
 		switch {
-		case it.bad != "":
-			c.argAt(Unknown, it.at, it.bad)
-		case it.opt == nil:
-			ops = append(ops, it.val)
 		case it.opt.class != ReadOnly:
 			c.argAt(it.opt.class, it.at, "git "+what+" "+it.opt.name+" changes refs or runs a program")
 		default:
@@ -373,19 +347,10 @@ func gitBranch(c *classifier, v arg, rest []arg) { c.gitListing(gitBranchOpts, "
 func gitTag(c *classifier, v arg, rest []arg)    { c.gitListing(gitTagOpts, "tag", rest) }
 
 func gitConfig(c *classifier, v arg, rest []arg) {
-	g := getopt{t: gitConfigOpts, args: rest}
 	get := false
 	var ops []arg
-	for {
-		it, ok := g.next()
-		if !ok {
-			break
-		}
+	for it := range c.options(getopt{t: gitConfigOpts, args: rest}, &ops) {
 		switch {
-		case it.bad != "":
-			c.argAt(Unknown, it.at, it.bad)
-		case it.opt == nil:
-			ops = append(ops, it.val)
 		case it.opt.class != ReadOnly:
 			c.argAt(it.opt.class, it.at, "git config "+it.opt.name+" changes configuration")
 		case strings.HasPrefix(it.opt.name, "--get") || it.opt.name == "-l" || it.opt.name == "--list":

@@ -2,6 +2,7 @@ package classify
 
 import (
 	"fmt"
+	"iter"
 	"sort"
 	"strings"
 )
@@ -132,6 +133,66 @@ type getopt struct {
 }
 
 var numericOpt = &opt{name: "-NUM", class: ReadOnly}
+
+// all yields the items of g in order, from where g stands.
+func (g *getopt) all() iter.Seq[item] {
+	return func(yield func(item) bool) {
+		for {
+			it, ok := g.next()
+			if !ok || !yield(it) {
+				return
+			}
+		}
+	}
+}
+
+// options walks g and yields each option. It reports every word it
+// cannot read as Unknown and appends each operand to *ops, in order: the
+// loop every option-table handler shares. A handler that stops at a word
+// ranges over [getopt.all] itself.
+func (c *classifier) options(g getopt, ops *[]arg) iter.Seq[item] {
+	return func(yield func(item) bool) {
+		for it := range g.all() {
+			switch {
+			case it.bad != "":
+				c.argAt(Unknown, it.at, it.bad)
+			case it.opt == nil:
+				*ops = append(*ops, it.val)
+			case !yield(it):
+				return
+			}
+		}
+	}
+}
+
+// optionWords yields the static words of args before "--" that spell
+// options ("-x", "--name", "--name=VALUE"), for handlers that match
+// options by name rather than through an [optTable]. A word decided at
+// run time that may be an option is reported as Unknown; "--name=$VALUE"
+// counts as static, since only its value is dynamic. Every other word,
+// and each word after "--", is appended to *ops.
+func (c *classifier) optionWords(args []arg, ops *[]arg) iter.Seq[arg] {
+	return func(yield func(arg) bool) {
+		for i, a := range args {
+			if !a.static && !a.free && strings.HasPrefix(a.text, "--") && strings.Contains(a.text, "=") {
+				a.static = true // only the value is dynamic; the name decides
+			}
+			switch {
+			case !a.static && a.mayBeOption():
+				c.argAt(Unknown, a, "argument decided at run time may be an option")
+			case !a.static:
+				*ops = append(*ops, a)
+			case a.text == "--":
+				*ops = append(*ops, args[i+1:]...)
+				return
+			case len(a.text) < 2 || a.text[0] != '-':
+				*ops = append(*ops, a)
+			case !yield(a):
+				return
+			}
+		}
+	}
+}
 
 func (g *getopt) next() (item, bool) {
 	if g.rest != "" {

@@ -20,10 +20,11 @@ import (
 	"time"
 
 	"github.com/acpmux/acpmux/classify"
+	"github.com/acpmux/acpmux/internal/leakcheck"
 	"github.com/acpmux/acpmux/internal/optional"
 )
 
-func TestMain(m *testing.M) { os.Exit(optional.Run(m)) }
+func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }
 
 // The differential oracle: every program Command calls read-only is run
 // by real bash in a throwaway directory, and must leave it unchanged.

@@ -220,28 +220,20 @@ func (p *optProgram) run(c *classifier, x *cmd) {
 // scanOpts reports every option that is not read-only and every word it
 // cannot read, and returns the operands.
 func (c *classifier) scanOpts(t *optTable, args []arg, stop bool, notes map[string]string) []arg {
-	g := getopt{t: t, args: args, stop: stop}
 	var ops []arg
-	for {
-		it, ok := g.next()
-		if !ok {
-			return ops
+	for it := range c.options(getopt{t: t, args: args, stop: stop}, &ops) {
+		if it.opt.class == ReadOnly {
+			continue
 		}
-		switch {
-		case it.bad != "":
-			c.argAt(Unknown, it.at, it.bad)
-		case it.opt == nil:
-			ops = append(ops, it.val)
-		case it.opt.class != ReadOnly:
-			why := notes[it.opt.name]
-			if why == "" && it.opt.class == Write {
-				why = "option " + it.opt.name + " writes files or changes state"
-			} else if why == "" {
-				why = "option " + it.opt.name + " runs a program or has effects the classifier cannot bound"
-			}
-			c.argAt(it.opt.class, it.at, why)
+		why := notes[it.opt.name]
+		if why == "" && it.opt.class == Write {
+			why = "option " + it.opt.name + " writes files or changes state"
+		} else if why == "" {
+			why = "option " + it.opt.name + " runs a program or has effects the classifier cannot bound"
 		}
+		c.argAt(it.opt.class, it.at, why)
 	}
+	return ops
 }
 
 // inputOutput is the operand rule of uniq: a second operand is the output file.

@@ -12,20 +12,11 @@ var sedOpts = parseOpts(`-n --quiet --silent -e: --expression: -E -r --regexp-ex
 // it, and its w, W, e, r and R commands and s///w and s///e flags decide.
 func sedCmd(c *classifier, x *cmd) {
 	mark := c.mark()
-	g := getopt{t: sedOpts, args: x.args}
 	var scripts []string
 	var at []arg
 	var ops []arg
-	for {
-		it, ok := g.next()
-		if !ok {
-			break
-		}
+	for it := range c.options(getopt{t: sedOpts, args: x.args}, &ops) {
 		switch {
-		case it.bad != "":
-			c.argAt(Unknown, it.at, it.bad)
-		case it.opt == nil:
-			ops = append(ops, it.val)
 		case it.opt.class == Write:
 			c.argAt(Write, it.at, "sed "+it.opt.name+" edits files in place")
 		case it.opt.class == Unknown:

@@ -20,28 +20,9 @@ type denyRule struct {
 // are operands and harmless too.
 func (c *classifier) deny(x *cmd, rules ...denyRule) []arg {
 	var ops []arg
-	for i, a := range x.args {
-		if !a.static && !a.free && strings.HasPrefix(a.text, "--") && strings.Contains(a.text, "=") {
-			a.static = true // only the value is dynamic; the name decides
-		}
-		if !a.static {
-			if a.mayBeOption() {
-				c.argAt(Unknown, a, "argument decided at run time may be an option")
-			} else {
-				ops = append(ops, a)
-			}
-			continue
-		}
-		s := a.text
-		if s == "--" {
-			return append(ops, x.args[i+1:]...)
-		}
-		if len(s) < 2 || s[0] != '-' {
-			ops = append(ops, a)
-			continue
-		}
+	for a := range c.optionWords(x.args, &ops) {
 		for _, r := range rules {
-			if r.matches(s) {
+			if r.matches(a.text) {
 				c.argAt(r.class, a, r.why)
 				break
 			}

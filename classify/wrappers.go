@@ -41,11 +41,7 @@ func (c *classifier) wrapped(t *optTable, x *cmd, notes map[string]string) ([]ar
 	g := getopt{t: t, args: x.args, stop: true}
 	var ops []arg
 	var opts []item
-	for {
-		it, ok := g.next()
-		if !ok {
-			return ops, opts
-		}
+	for it := range g.all() {
 		switch {
 		case it.bad != "":
 			c.argAt(Unknown, it.at, it.bad)
@@ -63,6 +59,7 @@ func (c *classifier) wrapped(t *optTable, x *cmd, notes map[string]string) ([]ar
 		}
 		opts = append(opts, it)
 	}
+	return ops, opts
 }
 
 // runWrapped classifies the wrapped command ops, or records that the
@@ -190,18 +187,9 @@ func watchCmd(c *classifier, x *cmd) {
 
 func scriptCmd(c *classifier, x *cmd) {
 	c.argAt(Unknown, x.at, "script records a session through a terminal")
-	g := getopt{t: scriptOpts, args: x.args}
 	var ops []arg
-	for {
-		it, ok := g.next()
-		if !ok {
-			break
-		}
+	for it := range c.options(getopt{t: scriptOpts, args: x.args}, &ops) {
 		switch {
-		case it.bad != "":
-			c.argAt(Unknown, it.at, it.bad)
-		case it.opt == nil:
-			ops = append(ops, it.val)
 		case (it.opt.name == "-c" || it.opt.name == "--command") && it.hasVal:
 			c.script(it.val, "script -c runs a shell command")
 		case it.opt.name == "-B" || it.opt.name == "-I" || it.opt.name == "-O" || it.opt.name == "-T" ||

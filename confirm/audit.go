@@ -11,8 +11,7 @@ import (
 	"time"
 )
 
-// PlanItem is the audit row of one permission request (seed 000, "Plan
-// construction and policy evaluation" and "Snapshot rationale"): the
+// PlanItem is the audit row of one permission request: the
 // snapshot fields as they were when it was decided, written once when the
 // decision closes and never changed afterwards (the store refuses UPDATE
 // and DELETE on plan_items). JSON in camelCase, as served by GET
@@ -34,7 +33,7 @@ type PlanItem struct {
 	DecidedBy  string          `json:"decidedBy"`
 	Downgraded bool            `json:"downgraded,omitempty"` // an ask downgraded to deny (data source or interactive)
 	OptionID   string          `json:"optionId,omitempty"`   // the option the agent received, "" for cancelled
-	Scope      string          `json:"scope,omitempty"`
+	Scope      Scope           `json:"scope,omitempty"`
 	Status     store.Status    `json:"status"`
 	Reason     store.Reason    `json:"reason"`
 	Message    string          `json:"message,omitempty"`

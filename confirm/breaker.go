@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// Defaults of the circuit breaker (seed 000, "Circuit breaker on repeated
-// denials"): 5 consecutive denials, or 10 within 2 minutes, in a session.
+// Defaults of the circuit breaker on repeated denials: 5 consecutive
+// denials, or 10 within 2 minutes, in a session (docs/policy.md).
 const (
 	DefaultBreakerConsecutive = 5
 	DefaultBreakerWindowMax   = 10

@@ -24,8 +24,8 @@ type Presenter interface {
 	// stable for the host's connection. It names the host in the journal.
 	HostID() string
 	// Present shows d to the host with exactly d.Options(). The host's answer
-	// comes back through Broker.AnswerResult or Broker.Answer; a host that
-	// disconnects or fails calls Broker.Abstain. An error counts as the host
+	// comes back through [Broker.AnswerResult] or [Broker.Answer]; a host that
+	// disconnects or fails calls [Broker.Abstain]. An error counts as the host
 	// abstaining.
 	Present(d *Decision) error
 	// Withdraw tells a host whose answer did not win that d is closed: the
@@ -35,7 +35,8 @@ type Presenter interface {
 	Withdraw(d *Decision, res Resolution)
 	// Won tells the host whose answer closed d that its answer is the one
 	// delivered: the bridge sends it the _acpmux/permission_resolved
-	// notification ([Notice]) alone.
+	// notification ([Notice]) alone. It is called once, after the host's
+	// Present has returned (also when the answer came before that).
 	Won(d *Decision, res Resolution)
 }
 
@@ -470,7 +471,7 @@ func (b *Broker) TrackSession(sessionID, cwd string) {
 // requests for that tool call are merged with; other updates are ignored.
 // The bridge calls it for every such update, in order. An update that
 // changes the arguments of a tool call with an open decision fails that
-// decision closed as stale (seed 001).
+// decision closed as stale ([gate.StaleApprovalMessage]).
 func (b *Broker) ToolCallUpdate(sessionID string, update json.RawMessage) {
 	b.mu.Lock()
 	b.session(sessionID).tools.apply(update)

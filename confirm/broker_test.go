@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/acpmux/acpmux/acp"
@@ -68,57 +69,59 @@ func TestTimeoutOutOfRange(t *testing.T) {
 	}
 }
 
-// Three hosts: the stdio IDE (slow), the HTTP API, and a scripted second
-// JSON-RPC host that never answers. The API answer wins; both other copies
-// are withdrawn.
+// Three hosts: the stdio IDE (slow: it answers 300ms after the request, on
+// the bubble's clock), the HTTP API, and a scripted second JSON-RPC host
+// that never answers. The API answer wins; both other copies are withdrawn.
 func TestAPIAnswerBeatsSlowIDE(t *testing.T) {
 	for _, kind := range []string{"none", "sqlite"} {
 		t.Run(kind, func(t *testing.T) {
-			opts := confirm.Options{}
-			if kind == "sqlite" {
-				opts.Store = fileStore(t)
-			}
-			b := newBroker(t, opts)
-			ide, api, second := newHost("ide"), newHost("http"), newHost("ws-2")
-			ide.onPresent = answerAfter(b, 300*time.Millisecond, selected("reject-once"))
-			ch := ask(b, req("s1", "e1/n5"), ide, api, second)
-			d := api.wait(t)
-			v, deduped, err := b.Answer(context.Background(), "s1", d.ID(), "http", confirm.Answer{OptionID: "allow-once"})
-			if err != nil || deduped {
-				t.Fatalf("Answer: deduped=%v err=%v", deduped, err)
-			}
-			if v.Status != store.StatusAnswered || v.ResolvedBy != "http" || v.Answer.OptionID != "allow-once" {
-				t.Fatalf("view = %+v", v)
-			}
-			r := await(t, ch)
-			if r.err != nil {
-				t.Fatal(r.err)
-			}
-			jsonEq(t, r.result, selected("allow-once"))
-			ide.wg.Wait() // the IDE's late answer arrived
-			for _, h := range []*fakeHost{ide, second} {
-				w := h.withdrawals()
-				if len(w) != 1 || w[0].By != "http" || w[0].OptionID != "allow-once" {
-					t.Errorf("%s withdrawals = %+v", h.id, w)
+			synctest.Test(t, func(t *testing.T) {
+				opts := confirm.Options{}
+				if kind == "sqlite" {
+					opts.Store = fileStore(t)
 				}
-			}
-			if w := api.withdrawals(); len(w) != 0 {
-				t.Errorf("the winner was withdrawn: %+v", w)
-			}
-			v, err = b.Decision(context.Background(), "s1", d.ID())
-			if err != nil {
-				t.Fatal(err)
-			}
-			evs := eventTypes(v)
-			for _, want := range []string{"opened", "presented@ide", "presented@http", "presented@ws-2", "answered@http",
-				"withdrawn@ide", "withdrawn@ws-2", "delivered", "late_answer@ide"} {
-				if count(evs, want) != 1 {
-					t.Errorf("journal %v: want one %s", evs, want)
+				b := newBroker(t, opts)
+				ide, api, second := newHost("ide"), newHost("http"), newHost("ws-2")
+				ide.onPresent = answerAfter(b, 300*time.Millisecond, selected("reject-once"))
+				ch := ask(b, req("s1", "e1/n5"), ide, api, second)
+				d := api.wait(t)
+				v, deduped, err := b.Answer(context.Background(), "s1", d.ID(), "http", confirm.Answer{OptionID: "allow-once"})
+				if err != nil || deduped {
+					t.Fatalf("Answer: deduped=%v err=%v", deduped, err)
 				}
-			}
-			if evs[0] != "opened" {
-				t.Errorf("journal starts with %s", evs[0])
-			}
+				if v.Status != store.StatusAnswered || v.ResolvedBy != "http" || v.Answer.OptionID != "allow-once" {
+					t.Fatalf("view = %+v", v)
+				}
+				r := await(t, ch)
+				if r.err != nil {
+					t.Fatal(r.err)
+				}
+				jsonEq(t, r.result, selected("allow-once"))
+				ide.wg.Wait() // the IDE's late answer arrived
+				for _, h := range []*fakeHost{ide, second} {
+					w := h.withdrawals()
+					if len(w) != 1 || w[0].By != "http" || w[0].OptionID != "allow-once" {
+						t.Errorf("%s withdrawals = %+v", h.id, w)
+					}
+				}
+				if w := api.withdrawals(); len(w) != 0 {
+					t.Errorf("the winner was withdrawn: %+v", w)
+				}
+				v, err = b.Decision(context.Background(), "s1", d.ID())
+				if err != nil {
+					t.Fatal(err)
+				}
+				evs := eventTypes(v)
+				for _, want := range []string{"opened", "presented@ide", "presented@http", "presented@ws-2", "answered@http",
+					"withdrawn@ide", "withdrawn@ws-2", "delivered", "late_answer@ide"} {
+					if count(evs, want) != 1 {
+						t.Errorf("journal %v: want one %s", evs, want)
+					}
+				}
+				if evs[0] != "opened" {
+					t.Errorf("journal starts with %s", evs[0])
+				}
+			})
 		})
 	}
 }

@@ -30,12 +30,12 @@ var turnEnded = map[store.Reason]bool{
 type Answer struct {
 	OptionID string `json:"optionId,omitempty"`
 	Text     string `json:"text,omitempty"`
-	// Scope is ONCE (or ""), SESSION or ALWAYS.
-	Scope string `json:"scope,omitempty"`
+	// Scope is [ScopeOnce] (or ""), [ScopeSession] or [ScopeAlways].
+	Scope Scope `json:"scope,omitempty"`
 }
 
 // Resolution says how a decision closed and by whom. It is passed to
-// Presenter.Withdraw and is the body of the _acpmux/permission_resolved
+// [Presenter.Withdraw] and is the body of the _acpmux/permission_resolved
 // notice.
 type Resolution struct {
 	Status   store.Status // terminal status

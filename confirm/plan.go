@@ -442,9 +442,8 @@ func decidedBy(s *Snapshot, t transition) string {
 }
 
 // revalidateGate checks that an approval of d still matches the gate: the
-// same mode and mode revision, and no current policy rule denies it
-// (seed 001, "Validation requires"). Arguments are checked as they change
-// (argsChanged).
+// same mode and mode revision, and no current policy rule denies it.
+// Arguments are checked as they change (argsChanged).
 func (b *Broker) revalidateGate(d *Decision) error {
 	g := d.snap.Gate
 	if g == nil {

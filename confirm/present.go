@@ -45,23 +45,31 @@ func (b *Broker) presentOne(d *Decision, h *hostState) {
 	d.mu.Lock()
 	h.presenting = false
 	var evs []store.Event
-	withdraw := false
+	withdraw, won := false, false
 	if err != nil {
 		h.abstained = true
 		evs = append(evs, d.addEvent(now, store.EventAbstained, id, "present failed: "+err.Error()))
 	} else {
 		h.presented = true
 		evs = append(evs, d.addEvent(now, store.EventPresented, id, ""))
-		if d.status.Closed() && id != d.res.By && !h.withdrawn {
+		switch {
+		case d.status.Closed() && id != d.res.By && !h.withdrawn:
 			h.withdrawn, withdraw = true, true
 			evs = append(evs, d.addEvent(now, store.EventWithdrawn, id, ""))
+		case d.status.Closed() && id == d.res.By:
+			// The host answered before Present returned, and its answer
+			// won: finish skipped it (not yet presented), so it is told here.
+			won = true
 		}
 	}
 	res := d.res
 	d.mu.Unlock()
 	b.persist(d, evs...)
-	if withdraw {
+	switch {
+	case withdraw:
 		h.p.Withdraw(d, res)
+	case won:
+		h.p.Won(d, res)
 	}
 }
 

@@ -11,14 +11,16 @@ import (
 	"github.com/acpmux/acpmux/acp"
 )
 
-// Scopes of an answer (seed 000, "PlanDecisionScope semantics"): how long
-// the verdict applies beyond the one decision. The HTTP API takes them in
-// the answer's "scope" member, an ACP host in the result's
-// _meta.acpmux.scope.
+// Scope is how long an answer's verdict applies beyond the one decision
+// (docs/policy.md). The HTTP API takes it in the answer's "scope" member,
+// an ACP host in the result's _meta.acpmux.scope; "" means [ScopeOnce].
+type Scope string
+
+// The scopes of an answer.
 const (
-	ScopeOnce    = "ONCE"    // this decision only (the default)
-	ScopeSession = "SESSION" // the same (agent, tool kind, command or title) for the rest of the session, in memory
-	ScopeAlways  = "ALWAYS"  // a rule in the store, effective from the next evaluation, in every later session
+	ScopeOnce    Scope = "ONCE"    // this decision only (the default)
+	ScopeSession Scope = "SESSION" // the same (agent, tool kind, command or title) for the rest of the session, in memory
+	ScopeAlways  Scope = "ALWAYS"  // a rule in the store, effective from the next evaluation, in every later session
 )
 
 // Errors of a scoped answer. Both are returned wrapped together with
@@ -56,7 +58,7 @@ func (b *Broker) checkScope(d *Decision, a Answer) error {
 
 // scopeOf reads _meta.acpmux.scope from an ACP host's result (the result's
 // own _meta, else the outcome's); "" when absent.
-func scopeOf(result json.RawMessage) (string, error) {
+func scopeOf(result json.RawMessage) (Scope, error) {
 	for _, obj := range [][]byte{result, acp.MemberBytes(result, "outcome")} {
 		raw := acp.MemberBytes(acp.MemberBytes(acp.MemberBytes(obj, "_meta"), "acpmux"), "scope")
 		if raw == nil {
@@ -66,7 +68,7 @@ func scopeOf(result json.RawMessage) (string, error) {
 		if json.Unmarshal(raw, &s) != nil {
 			return "", fmt.Errorf("%w: _meta.acpmux.scope must be a string", ErrInvalidAnswer)
 		}
-		return s, nil
+		return Scope(s), nil
 	}
 	return "", nil
 }

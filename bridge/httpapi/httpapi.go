@@ -265,9 +265,11 @@ func decodeAnswer(data []byte) (confirm.Answer, error) {
 		}
 	}
 	if raw, ok := m["scope"]; ok {
-		if a.Scope, err = acp.DecodeString(raw, "scope"); err != nil {
+		scope, err := acp.DecodeString(raw, "scope")
+		if err != nil {
 			return a, errors.New(acp.AsError(err).Message)
 		}
+		a.Scope = confirm.Scope(scope)
 	}
 	return a, nil
 }

@@ -365,7 +365,7 @@ func (c *apiClient) answer(w io.Writer, f decisionsFlags, id string) error {
 	}
 	var resp httpapi.AnswerResponse
 	var raw json.RawMessage
-	body := confirm.Answer{OptionID: f.option, Text: f.text, Scope: strings.ToUpper(f.scope)}
+	body := confirm.Answer{OptionID: f.option, Text: f.text, Scope: confirm.Scope(strings.ToUpper(f.scope))}
 	if err := c.do("POST", decisionPath(f.session, id), body, &resp, &raw); err != nil {
 		return err
 	}

@@ -20,7 +20,7 @@ func (f *decisionsFlags) checkScope(sub string) string {
 	if sub != "answer" || f.action != "" {
 		return "--scope is for answering a permission request (answer --option)"
 	}
-	switch strings.ToUpper(f.scope) {
+	switch confirm.Scope(strings.ToUpper(f.scope)) {
 	case confirm.ScopeOnce, confirm.ScopeSession, confirm.ScopeAlways:
 		return ""
 	}

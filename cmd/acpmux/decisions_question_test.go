@@ -39,18 +39,19 @@ func questionServer(t *testing.T) (base, tokenFile, id string, result <-chan jso
 		`"properties":{"count":{"type":"integer","maximum":10},"dry":{"type":"boolean"}},"required":["count"]}}`
 	ch := make(chan json.RawMessage, 1)
 	asked := make(chan struct{})
+	shown := newPresentSignal()
 	go func() {
 		defer close(asked)
 		r, _ := b.AskQuestion(context.Background(), confirm.Request{SessionID: "sess_1", AgentKey: "e/1", Params: json.RawMessage(params)},
-			[]confirm.Presenter{httpapi.Presenter{}})
+			[]confirm.Presenter{shown})
 		ch <- r
 	}()
 	t.Cleanup(func() { b.AgentExited(); <-asked; srv.Close(); <-served })
 	id = confirm.DecisionID("sess_1", "e/1")
-	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(time.Millisecond) {
-		if _, err := b.Decision(context.Background(), "sess_1", id); err == nil {
-			break
-		}
+	select {
+	case <-shown.presented: // open: the API lists it
+	case <-time.After(10 * time.Second):
+		t.Fatal("the decision was never presented to the API")
 	}
 	return "http://" + ln.Addr().String(), tokenFile, id, ch
 }

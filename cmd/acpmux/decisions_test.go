@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,10 +46,11 @@ func decisionsServer(t *testing.T) (base, tokenFile, id string, result <-chan js
 		`"options":[{"optionId":"allow-once","name":"Allow","kind":"allow_once"},{"optionId":"reject-once","name":"Reject","kind":"reject_once"}]}`
 	ch := make(chan json.RawMessage, 1)
 	asked := make(chan struct{})
+	shown := newPresentSignal()
 	go func() {
 		defer close(asked)
 		r, _ := b.Ask(context.Background(), confirm.Request{SessionID: "sess_1", AgentKey: "e/1", Params: json.RawMessage(params)},
-			[]confirm.Presenter{httpapi.Presenter{}})
+			[]confirm.Presenter{shown})
 		ch <- r
 	}()
 	t.Cleanup(func() {
@@ -58,12 +60,31 @@ func decisionsServer(t *testing.T) (base, tokenFile, id string, result <-chan js
 		<-served
 	})
 	id = confirm.DecisionID("sess_1", "e/1")
-	for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(time.Millisecond) {
-		if _, err := b.Decision(context.Background(), "sess_1", id); err == nil {
-			break // open
-		}
+	select {
+	case <-shown.presented: // open: the API lists it
+	case <-time.After(10 * time.Second):
+		t.Fatal("the decision was never presented to the API")
 	}
 	return "http://" + ln.Addr().String(), tokenFile, id, ch
+}
+
+// presentSignal is the API as a host ([httpapi.Presenter]) that closes
+// presented once it has been shown a decision: from then on the API lists
+// the decision.
+type presentSignal struct {
+	httpapi.Presenter
+	presented chan struct{}
+	once      *sync.Once
+}
+
+func newPresentSignal() presentSignal {
+	return presentSignal{presented: make(chan struct{}), once: new(sync.Once)}
+}
+
+func (p presentSignal) Present(d *confirm.Decision) error {
+	err := p.Presenter.Present(d)
+	p.once.Do(func() { close(p.presented) })
+	return err
 }
 
 func runDecisions(args ...string) (int, string, string) {

@@ -11,7 +11,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/acpmux/acpmux/acp/acptest"
-	"github.com/acpmux/acpmux/internal/optional"
+	"github.com/acpmux/acpmux/internal/leakcheck"
 )
 
 // TestMain makes the test binary double as the acpmux command: testscript
@@ -34,15 +34,18 @@ func TestMain(m *testing.M) {
 	}
 	testscript.Main(optionalM{m}, map[string]func(){
 		"acpmux": func() { os.Exit(Main(os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})) },
+		// The scripted fake agent of testdata/script (its script in
+		// acptest.EnvScript); TestMain above has already run it.
+		"fakeagent": func() { acptest.MaybeRunAgent(); os.Exit(98) },
 	})
 }
 
-// optionalM runs the tests and then reports the optional suites they
-// skipped (optional.Run).
+// optionalM runs the tests, reports the optional suites they skipped and
+// checks that no goroutine outlived them ([leakcheck.Run]).
 type optionalM struct{ m *testing.M }
 
 func (o optionalM) Run() int {
-	code := optional.Run(o.m)
+	code := leakcheck.Run(o.m)
 	if stateDir != "" {
 		os.RemoveAll(stateDir)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,13 +11,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/acpmux/acpmux/acp/acptest"
-	"github.com/acpmux/acpmux/confirm/store"
-	"github.com/acpmux/acpmux/confirm/store/sqlite"
 )
 
 // runningRelay is "acpmux run --listen" started as a subprocess with the
@@ -167,75 +163,6 @@ recv session/prompt
 send {"jsonrpc":"2.0","id":"p1","method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"c1","title":"touch x","kind":"execute","rawInput":{"command":"touch x"}},"options":[{"optionId":"allow","name":"Allow","kind":"allow_once"},{"optionId":"reject","name":"Reject","kind":"reject_once"}]}}
 waiteof
 `
-
-// TestRestartCancelsOpenDecisions: acpmux is killed (SIGKILL) with a
-// decision open in its SQLite store; when the store is opened again the
-// decision is cancelled with reason bridge_restart, never left answerable.
-func TestRestartCancelsOpenDecisions(t *testing.T) {
-	state := filepath.Join(t.TempDir(), "state.db")
-	r := startRelayProcess(t, permAgentScript, "--state", state)
-	r.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
-	r.waitFor(t, "")
-	r.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
-	r.waitFor(t, "")
-	r.send(t, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`)
-	perm := r.waitFor(t, "session/request_permission")
-	did := perm["params"].(map[string]any)["_meta"].(map[string]any)["acpmux"].(map[string]any)["decisionId"].(string)
-	var view struct{ Status string }
-	if code := r.get(t, "/v1/sessions/s1/decisions/"+did, &view); code != 200 || view.Status != "open" {
-		t.Fatalf("before the kill: %d %+v", code, view)
-	}
-	r.cmd.Process.Signal(syscall.SIGKILL)
-	r.cmd.Wait()
-
-	st, err := sqlite.Open(state)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if st.Recovered() != 1 {
-		t.Errorf("Recovered() = %d, want 1", st.Recovered())
-	}
-	rec, err := st.Get(context.Background(), did)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rec.Status != store.StatusCancelled || rec.Reason != store.ReasonBridgeRestart {
-		t.Errorf("after restart: status %s reason %s, want cancelled bridge_restart", rec.Status, rec.Reason)
-	}
-}
-
-// TestDecisionsCLIAnswersRunningRelay: "acpmux decisions list" and
-// "answer" against a running "acpmux run --listen": the answer reaches the
-// agent (the IDE sees the request withdrawn and the resolved notice).
-func TestDecisionsCLIAnswersRunningRelay(t *testing.T) {
-	r := startRelayProcess(t, permAgentScript, "--state", ":memory:")
-	r.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
-	r.waitFor(t, "")
-	r.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
-	r.waitFor(t, "")
-	r.send(t, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`)
-	perm := r.waitFor(t, "session/request_permission")
-	did := perm["params"].(map[string]any)["_meta"].(map[string]any)["acpmux"].(map[string]any)["decisionId"].(string)
-	tokenFile := filepath.Join(t.TempDir(), "tok")
-	os.WriteFile(tokenFile, []byte(r.token), 0o600)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "acpmux", "decisions", "list", "--url", r.apiURL, "--token-file", tokenFile).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), did) {
-		t.Fatalf("decisions list: %v\n%s", err, out)
-	}
-	out, err = exec.CommandContext(ctx, "acpmux", "decisions", "answer", "--url", r.apiURL, "--token-file", tokenFile, "--session", "s1", "--option", "allow", did).CombinedOutput()
-	if err != nil {
-		t.Fatalf("decisions answer: %v\n%s", err, out)
-	}
-	notice := r.waitFor(t, "_acpmux/permission_resolved")
-	p := notice["params"].(map[string]any)
-	if p["optionId"] != "allow" || p["status"] != "answered" {
-		t.Errorf("resolved notice %v", p)
-	}
-}
 
 // TestDecisionsCLIAcceptsThePageLink: the approvals page link that
 // acpmux run --listen prints (http://HOST:PORT/?token=…) works as

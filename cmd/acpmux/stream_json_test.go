@@ -20,6 +20,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/acpmux/acpmux/acp/acptest"
+	"github.com/acpmux/acpmux/internal/waitfile"
 	"github.com/acpmux/acpmux/streamjson"
 )
 
@@ -278,18 +279,21 @@ func (r *sjRun) step(line string) {
 // agentResult returns the result the agent read for its request id (a
 // JSON string), waiting for the agent to read it.
 func (r *sjRun) agentResult(id string) map[string]any {
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		b, _ := os.ReadFile(r.agentLog)
+	var res map[string]any
+	read := func(b []byte) bool {
 		for _, line := range strings.Split(string(b), "\n") {
 			var m map[string]any
 			if json.Unmarshal([]byte(line), &m) == nil && m["id"] == id && m["method"] == nil {
-				res, _ := m["result"].(map[string]any)
-				return res
+				res, _ = m["result"].(map[string]any)
+				return true
 			}
 		}
+		return false
 	}
-	r.t.Fatalf("the agent read no response to %s", id)
-	return nil
+	if _, err := waitfile.Until(r.agentLog, 20*time.Second, read); err != nil {
+		r.t.Fatalf("the agent read no response to %s", id)
+	}
+	return res
 }
 
 // TestStreamJSONSessions replays testdata/streamjson/*.txtar through the

@@ -184,7 +184,7 @@ func TestWebPageAnswersQuestions(t *testing.T) {
 			t.Errorf("the agent got %v, want %v", got, want)
 		}
 		run(t, chromedp.WaitNotPresent(`.card.open`))
-		if s := eval(t, `document.querySelector('.card.question .state').innerText`); !strings.Contains(s, "Answered by http") {
+		if s := eval(t, `document.querySelector('.card.question .state').innerText`); !strings.Contains(s, "Answered by token-file (http)") {
 			t.Errorf("card state %q", s)
 		}
 	})

@@ -16,6 +16,7 @@ import (
 	"github.com/acpmux/acpmux/acp/acptest"
 	"github.com/acpmux/acpmux/confirm"
 	"github.com/acpmux/acpmux/internal/optional"
+	"github.com/acpmux/acpmux/internal/waitfile"
 )
 
 // browser returns the path of a Chromium to drive, or skips the test.
@@ -133,14 +134,8 @@ func TestWebPageInBrowser(t *testing.T) {
 	answered, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	must(err)
 	saveScreenshot(t, "web-answered.png", answered)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		data, _ := os.ReadFile(agentLog)
-		if strings.Contains(string(data), `"id":"p1","result":{"outcome":{"outcome":"selected","optionId":"allow"}}`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the click did not reach the agent; agent read:\n%s", data)
-		}
+	if data, err := waitfile.Contains(agentLog, `"id":"p1","result":{"outcome":{"outcome":"selected","optionId":"allow"}}`, 10*time.Second); err != nil {
+		t.Fatalf("the click did not reach the agent; agent read:\n%s", data)
 	}
 
 	// The hostile request, in a second prompt turn.

@@ -10,10 +10,11 @@ import (
 	"testing"
 
 	"github.com/acpmux/acpmux/confirm/question"
+	"github.com/acpmux/acpmux/internal/leakcheck"
 	"github.com/acpmux/acpmux/internal/optional"
 )
 
-func TestMain(m *testing.M) { os.Exit(optional.Run(m)) }
+func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }
 
 // zodSchema returns the zod schema module of @agentclientprotocol/sdk@1.9.0
 // under $ACPMUX_NPM_DIR, or skips (fails with ACPMUX_REQUIRE_NPM=1).

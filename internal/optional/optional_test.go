@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 func TestLineOneEntryPerSuite(t *testing.T) {
@@ -76,4 +78,12 @@ func TestGoTestRunEndsWithSkipLine(t *testing.T) {
 	}
 }
 
-func TestMain(m *testing.M) { os.Exit(Run(m)) }
+// TestMain fails the run when a goroutine a test started outlives the
+// tests (internal/leakcheck imports this package, so the check is goleak's
+// own here).
+func TestMain(m *testing.M) { goleak.VerifyTestMain(runM{m}) }
+
+// runM runs the tests through [Run].
+type runM struct{ m *testing.M }
+
+func (r runM) Run() int { return Run(r.m) }

@@ -7,11 +7,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/acpmux/acpmux/internal/optional"
+	"github.com/acpmux/acpmux/internal/leakcheck"
 	"github.com/acpmux/acpmux/internal/pgtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(optional.Run(m)) }
+func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }
 
 // TestStartRunsARealServer starts a throwaway server, queries it over its
 // unix socket with pgx, and checks that Database gives each caller a

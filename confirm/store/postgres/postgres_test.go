@@ -13,11 +13,11 @@ import (
 	"github.com/acpmux/acpmux/confirm/store"
 	"github.com/acpmux/acpmux/confirm/store/postgres"
 	"github.com/acpmux/acpmux/confirm/store/storetest"
-	"github.com/acpmux/acpmux/internal/optional"
+	"github.com/acpmux/acpmux/internal/leakcheck"
 	"github.com/acpmux/acpmux/internal/pgtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(optional.Run(m)) }
+func TestMain(m *testing.M) { os.Exit(leakcheck.Run(m)) }
 
 func open(t *testing.T, url string) *postgres.Store {
 	t.Helper()

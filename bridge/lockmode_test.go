@@ -1,0 +1,54 @@
+package bridge_test
+
+import (
+	"testing"
+
+	"github.com/acpmux/acpmux/confirm"
+)
+
+// TestLockedPlanModeKeepsTheAgentInPlan: with the gate locked in plan mode
+// (--mode plan --lock-mode), a host's mode selection that would take the
+// agent out of its plan mode is answered with -32094 and never reaches the
+// agent; selecting the plan mode itself still goes through.
+func TestLockedPlanModeKeepsTheAgentInPlan(t *testing.T) {
+	script := permScriptHead +
+		"recv session/set_mode\n" + `send {"jsonrpc":"2.0","id":$ID,"result":{}}` + "\n" +
+		"recv session/set_config_option\n" + `send {"jsonrpc":"2.0","id":$ID,"result":{"configOptions":[]}}` + "\n" +
+		"waiteof\n"
+	f := newPlanFixture(t, script, confirm.Options{Mode: confirm.ModePlan, LockMode: true})
+	f.prompt()
+	for _, req := range []string{
+		`{"jsonrpc":"2.0","id":9,"method":"session/set_mode","params":{"sessionId":"s1","modeId":"default"}}`,
+		`{"jsonrpc":"2.0","id":9,"method":"session/set_config_option","params":{"sessionId":"s1","configId":"mode","value":"acceptEdits"}}`,
+	} {
+		f.ide.send(req)
+		m := nextWithID(t, f, 9)
+		e, _ := m["error"].(map[string]any)
+		if e == nil || e["code"] != float64(-32094) {
+			t.Fatalf("leaving a locked plan mode: got %v, want error -32094", m)
+		}
+	}
+	f.ide.send(`{"jsonrpc":"2.0","id":10,"method":"session/set_mode","params":{"sessionId":"s1","modeId":"plan"}}`)
+	if m := nextWithID(t, f, 10); m["result"] == nil {
+		t.Fatalf("selecting plan mode: got %v, want the agent's result", m)
+	}
+	f.ide.send(`{"jsonrpc":"2.0","id":11,"method":"session/set_config_option","params":{"sessionId":"s1","configId":"model","value":"fast"}}`)
+	if m := nextWithID(t, f, 11); m["result"] == nil {
+		t.Fatalf("another config option: got %v, want the agent's result", m)
+	}
+	if m, _ := f.broker.GateMode("s1"); m != confirm.ModePlan {
+		t.Errorf("gate mode %s, want plan", m)
+	}
+}
+
+// nextWithID returns the IDE's next message with JSON-RPC id id, skipping
+// notifications.
+func nextWithID(t *testing.T, f *brokerFixture, id float64) map[string]any {
+	t.Helper()
+	for {
+		m := f.ide.next()
+		if m["id"] == id {
+			return m
+		}
+	}
+}
