@@ -223,6 +223,7 @@ func (b *Bridge) AddHost(h *Host) error {
 	if b.opts.Tap != nil {
 		h.conn = newTapConn(h.conn, b.opts.Tap, h.ID, FromHost, ToHost)
 	}
+	h.onDropped = func() { b.hostDropped(h) }
 	b.hosts = append(b.hosts[:len(b.hosts):len(b.hosts)], h)
 	b.hostWG.Add(2)
 	b.mu.Unlock()

@@ -51,9 +51,13 @@ type brokerFixture struct {
 	agentLog string
 }
 
-func newBrokerFixture(t *testing.T, script string, timeout time.Duration, withAPI bool) *brokerFixture {
+func newBrokerFixture(t *testing.T, script string, timeout time.Duration, withAPI bool, logTo ...io.Writer) *brokerFixture {
 	t.Helper()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	w := io.Discard
+	if len(logTo) > 0 {
+		w = logTo[0] // the bridge's and broker's log, for a test that waits on an event only the log shows
+	}
+	log := slog.New(slog.NewTextHandler(w, nil))
 	// The circuit breaker is off: these tests deny many requests in a row.
 	off := confirm.Breaker{Consecutive: -1, WindowMax: -1}
 	br, err := confirm.NewBroker(confirm.Options{DefaultTimeout: timeout, Logger: log, Breaker: off})

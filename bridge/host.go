@@ -66,9 +66,12 @@ type Host struct {
 	// clientCapabilities.elicitation.form / .url in its initialize.
 	elicitForm, elicitURL atomic.Bool
 
-	mu       sync.Mutex          // guards inflight, outgoing
-	inflight map[string]string   // host request id key → bridge id key
-	outgoing map[string]*outCall // host-side id key → the agent request it carries
+	mu       sync.Mutex        // guards inflight, outgoing
+	inflight map[string]string // host request id key → bridge id key
+	// onDropped, set by AddHost before the host's goroutines start, runs
+	// once when the host is disconnected with ErrHostTooSlow.
+	onDropped func()
+	outgoing  map[string]*outCall // host-side id key → the agent request it carries
 }
 
 // outCall is an agent → host request waiting for the host's response.
@@ -214,6 +217,9 @@ func (h *Host) written(batch [][]byte) {
 func (h *Host) disconnect(cause error) {
 	h.goneOnce.Do(func() {
 		h.cause.Store(cause)
+		if h.onDropped != nil && errors.Is(cause, ErrHostTooSlow) {
+			h.onDropped()
+		}
 		if cc, ok := h.conn.(interface{ CloseWithCause(error) error }); ok {
 			cc.CloseWithCause(cause)
 		} else {

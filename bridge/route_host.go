@@ -461,7 +461,6 @@ func (b *Bridge) hostLeft(h *Host) {
 			b.replyAgentError(oc.agentID, fmt.Errorf("%w: host %s disconnected before answering %s", acp.ErrNoHost, h.ID, oc.method))
 		}
 	}
-	b.countHostLeft(h)
 	b.log.Info("host left", "host", h.ID, "cause", h.Err())
 }
 

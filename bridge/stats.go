@@ -1,7 +1,5 @@
 package bridge
 
-import "errors"
-
 // Stats is a snapshot of the bridge's counters, for metrics. Counters count
 // from the bridge's start; Hosts is the hosts attached now.
 type Stats struct {
@@ -52,9 +50,10 @@ func (b *Bridge) Stats() Stats {
 	return s
 }
 
-// countHostLeft counts h in HostsDropped if it was disconnected as too slow.
-func (b *Bridge) countHostLeft(h *Host) {
-	if errors.Is(h.Err(), ErrHostTooSlow) {
-		b.stats.tooSlow.Add(1)
-	}
+// hostDropped counts a host in HostsDropped and logs it, at the moment
+// it is disconnected as too slow (its connection may take seconds more to
+// close: a WebSocket close frame waits on a peer that does not read).
+func (b *Bridge) hostDropped(h *Host) {
+	b.stats.tooSlow.Add(1)
+	b.log.Warn("host dropped: it did not read fast enough", "host", h.ID, "cause", ErrHostTooSlow)
 }

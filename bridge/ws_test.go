@@ -1,12 +1,14 @@
 package bridge_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -216,7 +218,8 @@ func TestStalledWebSocketHostIsDropped(t *testing.T) {
 		fmt.Fprintf(&script, "big %d\n", chunk)
 	}
 	script.WriteString("waiteof\n")
-	f := newBrokerFixture(t, script.String(), time.Minute, true)
+	dropped := &logWatch{want: "host dropped", and: ErrHostTooSlowText, seen: make(chan struct{})}
+	f := newBrokerFixture(t, script.String(), time.Minute, true, dropped)
 	h, _, err := f.dial(f.authHeader())
 	if err != nil {
 		t.Fatal(err)
@@ -225,14 +228,24 @@ func TestStalledWebSocketHostIsDropped(t *testing.T) {
 	h.next()
 	f.ide.send(`{"jsonrpc":"2.0","method":"_test/go","params":{}}`)
 	got := 0
-	for got < count/2 {
-		if m := f.ide.next(); m["method"] == "session/update" {
-			got++
+	ideDone := make(chan struct{})
+	go func() { // the IDE keeps reading while the stalled host is checked
+		defer close(ideDone)
+		for got < count {
+			if m := f.ide.next(); m["method"] == "session/update" {
+				got++
+			}
 		}
+	}()
+	// The stalled host's queue (256 messages of 16 KiB) and socket buffers
+	// overflow long before the flood ends, and it is dropped. Reading as
+	// soon as the bridge says so lets the close frame through (the bridge
+	// waits 5 s for a peer to read it): it must say 1013.
+	select {
+	case <-dropped.seen:
+	case <-ideDone:
+		t.Fatal("the IDE got the whole flood and the stalled host was never dropped")
 	}
-	// 25 MB went by: far more than the stalled host's queue (256 messages
-	// of 16 KiB) and socket buffers hold, so it has been dropped. Reading
-	// now lets the close frame through: it must say 1013.
 
 	h.c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	var closeErr *websocket.CloseError
@@ -249,11 +262,25 @@ func TestStalledWebSocketHostIsDropped(t *testing.T) {
 	if closeErr == nil || closeErr.Code != 1013 {
 		t.Errorf("stalled host closed with %v, want code 1013", closeErr)
 	}
-	for got < count { // the IDE still receives everything
-		if m := f.ide.next(); m["method"] == "session/update" {
-			got++
-		}
+	<-ideDone // the IDE still receives everything
+}
+
+// ErrHostTooSlowText is how the log shows a host dropped for not reading.
+var ErrHostTooSlowText = bridge.ErrHostTooSlow.Error()
+
+// logWatch is an io.Writer for a fixture's log: it closes seen at the
+// first line that contains both want and and.
+type logWatch struct {
+	want, and string
+	once      sync.Once
+	seen      chan struct{}
+}
+
+func (w *logWatch) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(w.want)) && bytes.Contains(p, []byte(w.and)) {
+		w.once.Do(func() { close(w.seen) })
 	}
+	return len(p), nil
 }
 
 // TestWebSocketConnectCycles: 1,000 connect/initialize/disconnect cycles

@@ -32,7 +32,7 @@ const MaxAnswerTextBytes = 16 << 10
 func (b *Broker) Answer(ctx context.Context, sessionID, decisionID, hostID string, a Answer) (View, bool, error) {
 	d := b.lookup(ctx, decisionID)
 	if d == nil || d.snap.SessionID != sessionID {
-		return b.answerStored(ctx, sessionID, decisionID, a)
+		return b.answerStored(ctx, sessionID, decisionID, hostID, a)
 	}
 	if d.snap.isQuestion() {
 		return d.View(), false, fmt.Errorf("%w: decision %s is a question: answer it with action and content", ErrInvalidAnswer, decisionID)
@@ -43,7 +43,7 @@ func (b *Broker) Answer(ctx context.Context, sessionID, decisionID, hostID strin
 
 // answerStored answers a decision that is only in the store: closed by an
 // earlier process, or evicted from memory.
-func (b *Broker) answerStored(ctx context.Context, sessionID, decisionID string, a Answer) (View, bool, error) {
+func (b *Broker) answerStored(ctx context.Context, sessionID, decisionID, hostID string, a Answer) (View, bool, error) {
 	if b.store == nil {
 		return View{}, false, ErrNotFound
 	}
@@ -60,6 +60,9 @@ func (b *Broker) answerStored(ctx context.Context, sessionID, decisionID string,
 	}
 	if v.Question != nil {
 		return v, false, fmt.Errorf("%w: decision %s is a question: answer it with action and content", ErrInvalidAnswer, decisionID)
+	}
+	if rec.Status == store.StatusOpen && rec.BridgeID != "" && rec.BridgeID != b.opts.BridgeID {
+		return b.answerRemote(ctx, rec, v, hostID, a)
 	}
 	if rec.Status == store.StatusAnswered && rec.Answer != nil && a.Scope == "" &&
 		*rec.Answer == (store.Answer{OptionID: a.OptionID, Text: a.Text}) {

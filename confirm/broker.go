@@ -98,6 +98,16 @@ type Options struct {
 	// Metrics receives counts of decisions and store errors; nil counts
 	// nothing.
 	Metrics Metrics
+	// BridgeID is this bridge's id in a store several bridges share
+	// (docs/inbox.md): it is written on every decision this broker opens,
+	// and the decisions of other bridges in the store are answered as
+	// theirs (see [Broker.RunShared]). "" for a broker of its own store and
+	// for acpmux inbox.
+	BridgeID string
+	// Inbox makes a broker with no agent of its own (acpmux inbox) list and
+	// answer every bridge's decisions in its shared store. Without it and
+	// without a BridgeID the store is the broker's own.
+	Inbox bool
 	// OnOpen is called once for each decision that waits for an answer,
 	// after it is stored and its timer started, from the goroutine of Ask
 	// and without the broker's locks; it must not block. Nil does nothing.
@@ -121,7 +131,8 @@ type Broker struct {
 	log   *slog.Logger
 	now   func() time.Time
 
-	mu        sync.Mutex // guards sessions, byID, openTotal, stopped, gone, sess
+	shared    sharedState // the other bridges of a shared store (shared.go)
+	mu        sync.Mutex  // guards sessions, byID, openTotal, stopped, gone, sess
 	sessions  map[string]*session
 	sess      Sessions // the bridge's sessions (UseSessions), or nil
 	byID      map[string]*Decision
@@ -389,6 +400,7 @@ func (b *Broker) create(ctx context.Context, id string, snap Snapshot, timeout t
 	defer close(d.ready)
 	if b.store != nil {
 		rec, err := recordOf(d, opened)
+		rec.BridgeID = b.opts.BridgeID
 		created := false
 		if err == nil {
 			_, created, err = b.store.Insert(context.WithoutCancel(ctx), rec)

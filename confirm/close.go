@@ -3,6 +3,7 @@ package confirm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"github.com/acpmux/acpmux/confirm/question"
 	"github.com/acpmux/acpmux/confirm/store"
 	"strings"
@@ -57,6 +58,9 @@ func (b *Broker) commit(d *Decision, t transition, detail string, stored bool) e
 		var won bool
 		won, err = b.store.Claim(context.Background(), d.id, t.stored())
 		if err == nil && !won {
+			if b.settleLost(d, t) { // another process's answer won (shared.go)
+				return fmt.Errorf("%w: another answer won in the store", ErrConflict)
+			}
 			err = errors.New("the stored decision is no longer open")
 		}
 	}

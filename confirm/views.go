@@ -44,6 +44,9 @@ type View struct {
 	DisplayedText       string                 `json:"displayedText"`
 	DisplayedTextSHA256 string                 `json:"displayedTextSha256"`
 	Events              []store.Event          `json:"events"`
+	// Bridge names the bridge whose agent asked, in a store several
+	// bridges share (docs/inbox.md); nil otherwise.
+	Bridge *BridgeRef `json:"bridge,omitempty"`
 	// Question is the view of a question (Kind "question"), nil for a
 	// permission decision.
 	Question *question.View `json:"-"`
@@ -60,7 +63,8 @@ func (v View) MarshalJSON() ([]byte, error) {
 		question.View
 		Delivered bool          `json:"delivered"`
 		Events    []store.Event `json:"events"`
-	}{*v.Question, v.Delivered, v.Events})
+		Bridge    *BridgeRef    `json:"bridge,omitempty"`
+	}{*v.Question, v.Delivered, v.Events, v.Bridge})
 }
 
 // SessionView is one session in the HTTP API's session list.
@@ -70,6 +74,9 @@ type SessionView struct {
 	OpenDecisions int       `json:"openDecisions"`
 	Decisions     int       `json:"decisions"` // decisions of this process still in memory
 	LastActivity  time.Time `json:"lastActivity"`
+	// Bridge names the session's bridge in a store several bridges share
+	// (docs/inbox.md); nil otherwise.
+	Bridge *BridgeRef `json:"bridge,omitempty"`
 }
 
 // viewOf fills the immutable fields of a view from a snapshot.
@@ -195,7 +202,7 @@ func (b *Broker) Decisions(ctx context.Context, sessionID string) ([]View, error
 		out = append(out, d.View())
 	}
 	if b.store != nil {
-		recs, err := b.store.List(ctx, sessionID, maxListed)
+		recs, err := b.listStored(ctx, sessionID)
 		if err != nil {
 			return nil, err
 		}

@@ -153,14 +153,23 @@ func TestEventsResumeWithLastEventID(t *testing.T) {
 func TestEventsNeedTheTokenAndBeatTheHeart(t *testing.T) {
 	_, base := eventsServer(t, httpapi.EventsOptions{Heartbeat: time.Millisecond})
 	resp, err := http.Get(base + "/v1/events")
-	if err != nil || resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("without the token: %v %v, want 401", resp.StatusCode, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("without the token: %v, want 401", resp.StatusCode)
 	}
 	req, _ := http.NewRequest("GET", base+"/v1/events", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Last-Event-ID", "x")
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusBadRequest {
-		t.Fatalf("bad Last-Event-ID: %v %v, want 400", resp.StatusCode, err)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("bad Last-Event-ID: %v, want 400", resp.StatusCode)
 	}
 	c := connectEvents(t, base, "")
 	if got := c.next(t, ": heartbeat"); got != ": heartbeat" {

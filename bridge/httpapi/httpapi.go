@@ -121,13 +121,17 @@ type Capabilities struct {
 	Version      string `json:"version"`      // acpmux version
 	MaxBodyBytes int64  `json:"maxBodyBytes"` // cap of a POST body
 	HostID       string `json:"hostId"`       // how API answers are named in journals
+	// BridgeID is this bridge's id in a shared store ("" otherwise, and
+	// for acpmux inbox): the page shows the other bridges' sessions
+	// through this API.
+	BridgeID string `json:"bridgeId,omitempty"`
 	// Person is who the request's token authenticates (docs/tokens.md).
 	Person *confirm.Person `json:"person,omitempty"`
 }
 
 func (s *server) capabilities(w http.ResponseWriter, r *http.Request) {
 	caps := Capabilities{Decisions: s.b != nil, Version: s.opts.Version,
-		MaxBodyBytes: s.opts.MaxBodyBytes, HostID: s.opts.HostID}
+		MaxBodyBytes: s.opts.MaxBodyBytes, HostID: s.opts.HostID, BridgeID: s.bridgeID()}
 	if p, ok := confirm.PersonFrom(r.Context()); ok {
 		caps.Person = &p
 	}
@@ -147,7 +151,12 @@ func (s *server) sessions(w http.ResponseWriter, r *http.Request) {
 	if !s.available(w) {
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"sessions": s.b.Sessions()})
+	all, err := s.b.AllSessions(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": all})
 }
 
 func (s *server) listDecisions(w http.ResponseWriter, r *http.Request) {
@@ -162,7 +171,11 @@ func (s *server) listDecisions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_status", "status must be open, answered, timed_out or cancelled")
 		return
 	}
-	all, err := s.b.Decisions(r.Context(), sid)
+	bid, ok := s.bridgeOf(w, r, sid)
+	if !ok {
+		return
+	}
+	all, err := s.b.DecisionsOf(r.Context(), bid, sid)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -184,9 +197,13 @@ func (s *server) getDecision(w http.ResponseWriter, r *http.Request) {
 	if !s.available(w) {
 		return
 	}
-	v, err := s.b.Decision(r.Context(), r.PathValue("sessionId"), r.PathValue("decisionId"))
-	if err != nil {
-		s.fail(w, r, err)
+	sid := r.PathValue("sessionId")
+	bid, ok := s.bridgeOf(w, r, sid)
+	if !ok {
+		return
+	}
+	v, ok := s.sharedDecision(w, r, bid, sid, r.PathValue("decisionId"))
+	if !ok {
 		return
 	}
 	writeJSON(w, http.StatusOK, v)
@@ -233,7 +250,14 @@ func (s *server) answer(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_body", err.Error())
 		return
 	}
+	before, ok := s.answerable(w, r)
+	if !ok {
+		return
+	}
 	v, deduped, err := s.b.Answer(r.Context(), r.PathValue("sessionId"), r.PathValue("decisionId"), s.opts.HostID, a)
+	if v.Bridge == nil {
+		v.Bridge = before.Bridge
+	}
 	if err != nil {
 		s.failWith(w, r, err, v)
 		return
@@ -288,6 +312,9 @@ func (s *server) answerQuestion(w http.ResponseWriter, r *http.Request, data []b
 			body.Error.Field, body.Error.Reason = fe.Field, fe.Reason
 		}
 		writeJSON(w, http.StatusBadRequest, body)
+		return
+	}
+	if _, ok := s.answerable(w, r); !ok {
 		return
 	}
 	v, deduped, err := s.b.AnswerQuestion(r.Context(), r.PathValue("sessionId"), r.PathValue("decisionId"), s.opts.HostID, a)

@@ -29,11 +29,14 @@ const decisionsUsage = `Usage:
   acpmux decisions watch  [--json] [--after N] [flags]
   acpmux decisions answer DECISION_ID --session ID --action A [--field NAME=VALUE ... | --content JSON] [flags]
 
-Talks to the decisions HTTP API of a running "acpmux run --listen ADDR" to
+Talks to the decisions HTTP API of a running "acpmux run --listen ADDR" (or
+"acpmux inbox --listen ADDR") to
 answer the agent's permission requests from a terminal or a script.
 
-  list    the decisions of one session (--session), or of every session;
-          --status open|answered|timed_out|cancelled filters them
+  list    the decisions of one session (--session), or of every session
+          (of every bridge sharing the store: docs/inbox.md);
+          --status open|answered|timed_out|cancelled filters them;
+          --bridge ID names the bridge of a --session several bridges use
   show    one decision: the command, warnings, offered options, journal;
           without --session it is looked up in every session
   answer  answer with an offered optionId (--option), free text (--text,
@@ -61,6 +64,7 @@ type decisionsFlags struct {
 	fields                                        fieldList
 	asJSON                                        bool
 	timeout                                       time.Duration
+	bridge                                        string // ?bridge= of a shared store (docs/decisions.md, "Many bridges")
 }
 
 func (f *decisionsFlags) register(fs *flag.FlagSet) {
@@ -68,6 +72,7 @@ func (f *decisionsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.url, "url", os.Getenv("ACPMUX_URL"), "base URL of the API, e.g. http://127.0.0.1:7777, or the approvals page link with its ?token= (then that token is used) (env ACPMUX_URL)")
 	fs.StringVar(&f.tokenFile, "token-file", envOr("ACPMUX_TOKEN_FILE", defTok), "file holding the bearer token (env ACPMUX_TOKEN_FILE)")
 	fs.StringVar(&f.session, "session", "", "ACP session id")
+	fs.StringVar(&f.bridge, "bridge", "", "the bridge id of --session when several bridges sharing the store use that session id (the API answers 409 with the candidates)")
 	fs.StringVar(&f.status, "status", "", "list: only decisions with this status")
 	fs.StringVar(&f.option, "option", "", "answer: the optionId to choose, exactly as offered")
 	fs.StringVar(&f.text, "text", "", "answer: free text, when the decision allows it")
@@ -292,12 +297,21 @@ func (c *apiClient) do(method, path string, body any, out any, raw *json.RawMess
 	return nil
 }
 
-func decisionPath(session, id string) string {
-	return "/v1/sessions/" + url.PathEscape(session) + "/decisions/" + url.PathEscape(id)
+func decisionPath(f decisionsFlags, id string) string {
+	return "/v1/sessions/" + url.PathEscape(f.session) + "/decisions/" + url.PathEscape(id) + bridgeQuery(f.bridge, "?")
+}
+
+// bridgeQuery is the ?bridge= (or &bridge=, after sep "&") of bridge id, or "".
+func bridgeQuery(id, sep string) string {
+	if id == "" {
+		return ""
+	}
+	return sep + "bridge=" + url.QueryEscape(id)
 }
 
 func (c *apiClient) list(w io.Writer, f decisionsFlags) error {
-	sessions := []string{f.session}
+	type target struct{ session, bridge string }
+	sessions := []target{{f.session, f.bridge}}
 	if f.session == "" {
 		var ss struct{ Sessions []confirm.SessionView }
 		if err := c.do("GET", "/v1/sessions", nil, &ss, nil); err != nil {
@@ -305,18 +319,19 @@ func (c *apiClient) list(w io.Writer, f decisionsFlags) error {
 		}
 		sessions = sessions[:0]
 		for _, s := range ss.Sessions {
-			sessions = append(sessions, s.SessionID)
+			t := target{session: s.SessionID}
+			if s.Bridge != nil {
+				t.bridge = s.Bridge.ID
+			}
+			sessions = append(sessions, t)
 		}
 	}
 	all := []confirm.View{}
-	for _, sid := range sessions {
+	for _, st := range sessions {
 		var ds struct{ Decisions []confirm.View }
-		q := ""
-		if f.status != "" {
-			q = "?status=" + url.QueryEscape(f.status)
-		}
-		if err := c.do("GET", "/v1/sessions/"+url.PathEscape(sid)+"/decisions"+q, nil, &ds, nil); err != nil {
-			return fmt.Errorf("session %s: %w", sid, err)
+		q := "?status=" + url.QueryEscape(f.status) + bridgeQuery(st.bridge, "&")
+		if err := c.do("GET", "/v1/sessions/"+url.PathEscape(st.session)+"/decisions"+q, nil, &ds, nil); err != nil {
+			return fmt.Errorf("session %s: %w", st.session, err)
 		}
 		all = append(all, ds.Decisions...)
 	}
@@ -335,13 +350,13 @@ func (c *apiClient) show(w io.Writer, f decisionsFlags, id string) error {
 	var v confirm.View
 	var raw json.RawMessage
 	if f.session == "" {
-		sid, err := c.findSession(id) // decisions_conflict.go
+		sid, bid, err := c.findSession(id) // decisions_conflict.go
 		if err != nil {
 			return err
 		}
-		f.session = sid
+		f.session, f.bridge = sid, bid
 	}
-	if err := c.do("GET", decisionPath(f.session, id), nil, &v, &raw); err != nil {
+	if err := c.do("GET", decisionPath(f, id), nil, &v, &raw); err != nil {
 		return err
 	}
 	if f.asJSON {
@@ -366,7 +381,7 @@ func (c *apiClient) answer(w io.Writer, f decisionsFlags, id string) error {
 	var resp httpapi.AnswerResponse
 	var raw json.RawMessage
 	body := confirm.Answer{OptionID: f.option, Text: f.text, Scope: confirm.Scope(strings.ToUpper(f.scope))}
-	if err := c.do("POST", decisionPath(f.session, id), body, &resp, &raw); err != nil {
+	if err := c.do("POST", decisionPath(f, id), body, &resp, &raw); err != nil {
 		return err
 	}
 	if f.asJSON {

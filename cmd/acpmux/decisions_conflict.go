@@ -82,22 +82,26 @@ func reasonText(r store.Reason) string {
 	return string(r)
 }
 
-// findSession returns the session of decision id, asking every session
-// the API lists.
-func (c *apiClient) findSession(id string) (string, error) {
+// findSession returns the session of decision id, and its bridge in a
+// shared store ("" otherwise), asking every session the API lists.
+func (c *apiClient) findSession(id string) (string, string, error) {
 	var ss struct{ Sessions []confirm.SessionView }
 	if err := c.do("GET", "/v1/sessions", nil, &ss, nil); err != nil {
-		return "", err
+		return "", "", err
 	}
 	for _, s := range ss.Sessions {
 		var v confirm.View
-		err := c.do("GET", decisionPath(s.SessionID, id), nil, &v, nil)
+		at := decisionsFlags{session: s.SessionID}
+		if s.Bridge != nil {
+			at.bridge = s.Bridge.ID
+		}
+		err := c.do("GET", decisionPath(at, id), nil, &v, nil)
 		if err == nil {
-			return s.SessionID, nil
+			return s.SessionID, at.bridge, nil
 		}
 		if ae, ok := err.(*apiError); !ok || ae.status != http.StatusNotFound {
-			return "", fmt.Errorf("session %s: %w", s.SessionID, err)
+			return "", "", fmt.Errorf("session %s: %w", s.SessionID, err)
 		}
 	}
-	return "", fmt.Errorf("no decision %s in any of the %d sessions of %s", url.PathEscape(id), len(ss.Sessions), c.base.Host)
+	return "", "", fmt.Errorf("no decision %s in any of the %d sessions of %s", url.PathEscape(id), len(ss.Sessions), c.base.Host)
 }

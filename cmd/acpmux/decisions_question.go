@@ -39,7 +39,7 @@ func (c *apiClient) answerQuestion(w io.Writer, f decisionsFlags, id string) err
 	case len(f.fields) > 0:
 		var q questionJSON
 		var raw json.RawMessage
-		if err := c.do("GET", decisionPath(f.session, id), nil, &q, &raw); err != nil {
+		if err := c.do("GET", decisionPath(f, id), nil, &q, &raw); err != nil {
 			return err
 		}
 		if q.Kind != question.Kind || len(q.RequestedSchema) == 0 {
@@ -57,7 +57,7 @@ func (c *apiClient) answerQuestion(w io.Writer, f decisionsFlags, id string) err
 	}
 	var resp questionJSON
 	var raw json.RawMessage
-	if err := c.do("POST", decisionPath(f.session, id), body, &resp, &raw); err != nil {
+	if err := c.do("POST", decisionPath(f, id), body, &resp, &raw); err != nil {
 		return err
 	}
 	if f.asJSON {

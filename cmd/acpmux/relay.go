@@ -58,7 +58,7 @@ func (f *relayFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.headless, "headless", false, "the IDE on stdio (or a script) drives the agent but is never asked for confirmations: they wait for the page, the decisions API (--listen) or acpmux decisions, and time out closed")
 	fs.StringVar(&f.upstream, "upstream", "", "run as a teammate of the lead acpmux at this /acp WebSocket URL (ws://HOST:PORT/acp): every confirmation is also offered there; needs --name (docs/teammates.md)")
 	fs.StringVar(&f.upstreamToken, "upstream-token-file", "", "file with the lead's bearer token, for --upstream (default $XDG_STATE_HOME/acpmux/token)")
-	fs.StringVar(&f.name, "name", "", "this teammate's name at the lead, for --upstream: 1-64 of A-Z a-z 0-9 . _ -")
+	fs.StringVar(&f.name, "name", "", "this bridge's name: at the lead for --upstream, and in a --state shared with other bridges (docs/inbox.md): 1-64 of A-Z a-z 0-9 . _ -")
 	f.gate.register(fs)
 	registerNotifyFlags(fs, &f.notify, &f.notifyAfter) // notify.go
 	f.daily.register(fs)
@@ -78,9 +78,10 @@ type relay struct {
 	server   *http.Server
 	ln       net.Listener
 	gate     *gateConfig
-	metrics  *metrics  // metrics.go
-	notifier *notifier // notify.go; nil without --notify
-	daily    *daily    // daily.go
+	metrics  *metrics     // metrics.go
+	notifier *notifier    // notify.go; nil without --notify
+	daily    *daily       // daily.go
+	shared   store.Bridge // this bridge's registry row (shared.go); ID "" when the store is not shared
 }
 
 // startRelay starts the agent argv and everything around it. On error
@@ -115,8 +116,12 @@ func (f *relayFlags) validate() error {
 		if err := upstream.CheckName(f.name); err != nil {
 			return fmt.Errorf("--name: %w", err)
 		}
-	} else if f.name != "" || f.upstreamToken != "" {
-		return errors.New("--name and --upstream-token-file need --upstream")
+	} else if f.upstreamToken != "" {
+		return errors.New("--upstream-token-file needs --upstream")
+	} else if f.name != "" {
+		if err := upstream.CheckName(f.name); err != nil {
+			return fmt.Errorf("--name: %w", err)
+		}
 	}
 	if f.maxOpen < 1 {
 		return fmt.Errorf("--max-open-decisions %d: must be at least 1", f.maxOpen)
@@ -156,6 +161,7 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 		log.Info("cancelled decisions left open by a previous acpmux", "count", n, "reason", store.ReasonBridgeRestart)
 	}
 	r := &relay{log: log, stderr: stderr, store: st, gate: gate}
+	r.shared = sharedBridge(st, f.name, argv) // shared.go
 	if r.daily, err = openDaily(&f.daily, st, log); err != nil {
 		st.Close()
 		return nil, err
@@ -176,6 +182,7 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 		Classify:       r.metrics.classify(classifyCommand),
 		Metrics:        r.metrics,
 		OnOpen:         r.daily.onOpen(onOpen),
+		BridgeID:       r.shared.ID,
 	}))
 	if err != nil {
 		st.Close()
@@ -294,6 +301,7 @@ func (r *relay) run(ctx context.Context) int {
 	bctx, stopBroker := context.WithCancel(context.Background())
 	brokerDone := make(chan struct{})
 	go func() { defer close(brokerDone); r.broker.Run(bctx) }()
+	sharedDone := r.runShared(bctx) // shared.go
 	upDone := make(chan struct{})
 	if r.up != nil {
 		go func() { defer close(upDone); r.up.Run(bctx) }()
@@ -323,6 +331,7 @@ func (r *relay) run(ctx context.Context) int {
 	<-serverDone
 	stopBroker()
 	<-brokerDone
+	<-sharedDone
 	<-upDone
 	r.daily.close()
 	if err := r.store.Close(); err != nil {

@@ -34,7 +34,10 @@ type Store interface {
 	// of concurrent claims of one decision, in this process or another,
 	// exactly one wins. won is false, with a nil error, when the decision
 	// was not open or does not exist; then nothing was written. A claim
-	// that returns won = true is durable.
+	// that returns won = true is durable. A t.Event with Seq 0 is not
+	// journalled: a process answering another bridge's decision leaves the
+	// journal to the owning bridge, which records the answer in its own
+	// sequence when it settles it ([Shared]).
 	Claim(ctx context.Context, id string, t Transition) (won bool, err error)
 	// Append adds ev to the journal of decision id; an event whose Seq is
 	// already stored for id is ignored (no error). An [EventDelivered]
@@ -79,6 +82,7 @@ var ErrSchemaTooNew = errors.New("schema is newer than this acpmux knows")
 // Record is the stored form of a decision.
 type Record struct {
 	ID        string
+	BridgeID  string // the id of the bridge that opened it ("" before the bridges registry)
 	SessionID string // ACP session id
 	AgentKey  string // the key of the agent's request
 	// Request is the exact params bytes of the agent's

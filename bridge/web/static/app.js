@@ -233,6 +233,9 @@ function onMessage(ev) {
   if (isRequest) send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'the acpmux page does not serve ' + m.method } });
 }
 
+// caps is GET /v1/capabilities: bridgeId names this bridge in a shared
+// store; hostId "inbox" is acpmux inbox (no agent, no /acp).
+let caps = {};
 // whoAmI shows who the page's token authenticates (docs/tokens.md).
 async function whoAmI() {
   try {
@@ -286,7 +289,9 @@ async function refreshSessions() {
     if (!r.ok) { setStatus('not authorized: open the link acpmux printed', 'down'); return; }
     list = (await r.json()).sessions || [];
   } catch { return; }
+  if (typeof refreshRemote === 'function') refreshRemote(list, caps.bridgeId || ''); // inbox.js
   for (const s of list) {
+    if (s.bridge && s.bridge.id !== caps.bridgeId) continue; // another bridge's: inbox.js
     if (me && me.role === 'observer') observe(s.sessionId);
     if (sessions.has(s.sessionId)) continue;
     session(s.sessionId);
@@ -319,11 +324,16 @@ function connect() {
   });
   ws.addEventListener('close', (ev) => {
     setStatus('disconnected (' + ev.code + (ev.reason ? ': ' + ev.reason : '') + '), retrying…', 'down');
-    for (const [did, c] of cards) if (c.open) closeCard(did, 'Connection lost; it will be shown again if still open', 'closed');
+    for (const [did, c] of cards) if (c.open && !c.remote) closeCard(did, 'Connection lost; it will be shown again if still open', 'closed');
     setTimeout(connect, 2000);
   });
 }
 
-whoAmI().then(refreshSessions);
-setInterval(refreshSessions, 3000);
-connect();
+(async () => {
+  try { caps = await (await fetch('/v1/capabilities', { credentials: 'same-origin' })).json(); } catch { /* refreshSessions says so */ }
+  await whoAmI();
+  refreshSessions();
+  setInterval(refreshSessions, caps.hostId === 'inbox' ? 1000 : 3000);
+  if (caps.hostId === 'inbox') setStatus('inbox: every bridge of the store', 'live');
+  else connect();
+})();

@@ -34,10 +34,10 @@ func (s *Store) insert(ctx context.Context, rec store.Record) (bool, error) {
 	}
 	defer tx.Rollback(ctx)
 	tag, err := tx.Exec(ctx, `INSERT INTO decisions
-		(id, session_id, agent_key, owner, status, request, snapshot, created_at, deadline)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (id) DO NOTHING`,
+		(id, session_id, agent_key, owner, status, request, snapshot, created_at, deadline, bridge_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING`,
 		rec.ID, rec.SessionID, rec.AgentKey, s.owner, string(rec.Status),
-		nonNil(rec.Request), string(rec.Snapshot), nanos(rec.CreatedAt), nanos(rec.Deadline))
+		nonNil(rec.Request), string(rec.Snapshot), nanos(rec.CreatedAt), nanos(rec.Deadline), rec.BridgeID)
 	if err != nil || tag.RowsAffected() == 0 {
 		return false, err
 	}
@@ -71,7 +71,7 @@ func (s *Store) Claim(ctx context.Context, id string, t store.Transition) (bool,
 	if tag.RowsAffected() != 1 {
 		return false, nil
 	}
-	if err := insertEvent(ctx, tx, id, t.Event); err != nil {
+	if err := claimEvent(ctx, tx, id, t.Event); err != nil {
 		return false, fmt.Errorf("store claim: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -97,6 +97,9 @@ func (s *Store) Append(ctx context.Context, id string, ev store.Event) error {
 		nanos(ev.At), id); err != nil {
 		return fmt.Errorf("store append: %w", err)
 	}
+	if err := notifyDelivered(ctx, tx, id); err != nil { // shared.go
+		return fmt.Errorf("store append: %w", err)
+	}
 	return tx.Commit(ctx)
 }
 
@@ -117,7 +120,7 @@ func insertEvent(ctx context.Context, tx pgx.Tx, id string, ev store.Event) erro
 }
 
 const recordColumns = `id, session_id, agent_key, status, request, snapshot, created_at, deadline, answer_option, answer_text,
-	resolved_by, reason, closed_at, delivered_at`
+	resolved_by, reason, closed_at, delivered_at, bridge_id`
 
 func scanRecord(row pgx.Row) (store.Record, error) {
 	var (
@@ -129,7 +132,7 @@ func scanRecord(row pgx.Row) (store.Record, error) {
 		closed, delivered *int64
 	)
 	if err := row.Scan(&r.ID, &r.SessionID, &r.AgentKey, &status, &r.Request, &snap, &created, &deadline, &opt, &text,
-		&r.ResolvedBy, &reason, &closed, &delivered); err != nil {
+		&r.ResolvedBy, &reason, &closed, &delivered, &r.BridgeID); err != nil {
 		return r, err
 	}
 	r.Snapshot = json.RawMessage(snap)

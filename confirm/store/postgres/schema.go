@@ -84,6 +84,7 @@ var migrations = []string{
 	migrationChain,       // chain.go
 	migrationFeed,        // feed.go
 	migrationPrunedChain, // pruned.go
+	migrationShared,      // shared.go
 }
 
 // migrationLock is the key of the transaction-level advisory lock that

@@ -167,6 +167,7 @@ var migrations = []string{
 	migrationChain,       // chain.go
 	migrationFeed,        // feed.go
 	migrationPrunedChain, // pruned.go
+	migrationShared,      // shared.go
 }
 
 func (s *Store) migrate() error {
@@ -293,10 +294,10 @@ func (s *Store) insert(ctx context.Context, rec store.Record) (bool, error) {
 	}
 	defer tx.Rollback()
 	res, err := tx.ExecContext(ctx, `INSERT INTO decisions
-		(id, session_id, agent_key, owner, status, request, snapshot, created_at, deadline)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		(id, session_id, agent_key, owner, status, request, snapshot, created_at, deadline, bridge_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		rec.ID, rec.SessionID, rec.AgentKey, s.owner, string(rec.Status),
-		rec.Request, string(rec.Snapshot), nanos(rec.CreatedAt), nanos(rec.Deadline))
+		rec.Request, string(rec.Snapshot), nanos(rec.CreatedAt), nanos(rec.Deadline), rec.BridgeID)
 	if err != nil {
 		return false, err
 	}
@@ -338,7 +339,7 @@ func (s *Store) Claim(ctx context.Context, id string, t store.Transition) (bool,
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return false, err
 	}
-	if err := insertEvent(ctx, tx, id, t.Event); err != nil {
+	if err := claimEvent(ctx, tx, id, t.Event); err != nil {
 		return false, fmt.Errorf("store claim: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -379,7 +380,7 @@ func insertEvent(ctx context.Context, tx *sql.Tx, id string, ev store.Event) err
 }
 
 const recordColumns = `id, session_id, agent_key, status, request, snapshot, created_at, deadline, answer_option, answer_text,
-	resolved_by, reason, closed_at, delivered_at`
+	resolved_by, reason, closed_at, delivered_at, bridge_id`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -395,7 +396,7 @@ func scanRecord(sc scanner) (store.Record, error) {
 		closed, delivered   sql.NullInt64
 	)
 	if err := sc.Scan(&r.ID, &sessionID, &agentKey, &status, &req, &snap, &created, &deadline, &opt, &text,
-		&r.ResolvedBy, &reason, &closed, &delivered); err != nil {
+		&r.ResolvedBy, &reason, &closed, &delivered, &r.BridgeID); err != nil {
 		return r, err
 	}
 	r.SessionID, r.AgentKey = sessionID, agentKey

@@ -1,0 +1,615 @@
+package confirm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/acpmux/acpmux/confirm/store"
+)
+
+// BridgeRef names a bridge of a shared store on a view: the "bridge"
+// object of the HTTP API (docs/decisions.md, "Many bridges"). JSON in
+// camelCase.
+type BridgeRef struct {
+	ID    string   `json:"id"`
+	Name  string   `json:"name"`
+	Host  string   `json:"host"`
+	Agent []string `json:"agent"`
+	Cwd   string   `json:"cwd"`
+}
+
+// Defaults of [SharedOptions] (docs/inbox.md, "A bridge that dies").
+const (
+	DefaultHeartbeat = 2 * time.Second
+	DefaultLease     = 10 * time.Second
+	// RemoteSettleWait bounds how long an answer to another bridge's
+	// decision waits, after winning the claim, for the owning bridge to
+	// deliver it to its agent (or refuse it as stale) before the answer's
+	// view is returned as it is.
+	RemoteSettleWait = 2 * time.Second
+)
+
+// SharedOptions configure [Broker.RunShared].
+type SharedOptions struct {
+	// Bridge is this bridge's registry row; its ID must be the broker's
+	// Options.BridgeID. An empty ID (acpmux inbox) registers nothing.
+	Bridge store.Bridge
+	// Heartbeat is how often the bridge heartbeats and sweeps for lost
+	// owners; 0 means DefaultHeartbeat (2s).
+	Heartbeat time.Duration
+	// Lease is how long after its last heartbeat a bridge's open decisions
+	// are marked owner_lost; 0 means DefaultLease (10s).
+	Lease time.Duration
+}
+
+// sharedState is the broker's cache of the registry and the wake-ups of
+// answers waiting for their owner. It has its own lock.
+type sharedState struct {
+	mu      sync.Mutex // guards bridges, fetched, waiting
+	bridges map[string]store.Bridge
+	fetched time.Time
+	waiting map[string]chan struct{} // by decision id: closed at its next change
+}
+
+// changes returns a channel closed at the next change of decision id (or
+// of an unknown one).
+func (c *sharedState) changes(id string) <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.waiting == nil {
+		c.waiting = map[string]chan struct{}{}
+	}
+	ch := c.waiting[id]
+	if ch == nil {
+		ch = make(chan struct{})
+		c.waiting[id] = ch
+	}
+	return ch
+}
+
+// broadcast wakes the waiters of decision id, or every waiter for "".
+func (c *sharedState) broadcast(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, ch := range c.waiting {
+		if id == "" || k == id {
+			close(ch)
+			delete(c.waiting, k)
+		}
+	}
+}
+
+// sharedStore returns the store as a [store.Shared] when the broker is one
+// of many bridges (BridgeID) or the inbox, else nil.
+func (b *Broker) sharedStore() store.Shared {
+	if b.opts.BridgeID == "" && !b.opts.Inbox {
+		return nil
+	}
+	s, _ := b.store.(store.Shared)
+	return s
+}
+
+// RunShared makes the broker one of many bridges sharing its store, until
+// ctx ends: it registers opts.Bridge and heartbeats every opts.Heartbeat;
+// every heartbeat it also closes, as owner_lost, the open decisions of
+// bridges silent for longer than opts.Lease; and it watches the store
+// ([store.Shared.Watch]) for answers another process claimed for this
+// bridge's decisions, which it settles: the answer is validated again
+// against this broker's own offer and snapshot (revalidation as for a
+// local answer; stale fails closed) and then delivered to the agent, and
+// every local host's copy is withdrawn. It returns nil when ctx ends, an
+// error when the store is not shared or the registration fails.
+func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
+	sh := b.sharedStore()
+	if sh == nil {
+		return errors.New("run shared: the store cannot be shared")
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = DefaultHeartbeat
+	}
+	if opts.Lease <= 0 {
+		opts.Lease = DefaultLease
+	}
+	if opts.Bridge.ID != "" {
+		if err := sh.RegisterBridge(ctx, opts.Bridge); err != nil {
+			return fmt.Errorf("run shared: %w", err)
+		}
+	}
+	w := newWakeups()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			if err := sh.Watch(ctx, func(id string) { b.shared.broadcast(id); w.add(b, id) }); err != nil {
+				b.log.Warn("confirm: store watch failed; retrying", "err", err)
+				select {
+				case <-ctx.Done():
+				case <-time.After(opts.Heartbeat):
+				}
+			}
+		}
+	})
+	wg.Go(func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-w.ready:
+			}
+			ids, all := w.take()
+			if all {
+				b.settleAll(ctx, sh)
+			}
+			for _, id := range ids {
+				b.settleOne(ctx, sh, id)
+			}
+		}
+	})
+	t := time.NewTicker(opts.Heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			return nil
+		case <-t.C:
+			b.beat(ctx, sh, opts)
+			w.add(b, "") // a missed notification is settled within a heartbeat
+		}
+	}
+}
+
+// beat heartbeats (when registered) and closes the decisions of bridges
+// whose lease ran out.
+func (b *Broker) beat(ctx context.Context, sh store.Shared, opts SharedOptions) {
+	now := b.now().UTC()
+	if opts.Bridge.ID != "" {
+		if err := sh.Heartbeat(ctx, opts.Bridge.ID, now); err != nil && ctx.Err() == nil {
+			b.log.Warn("confirm: heartbeat failed", "bridge", opts.Bridge.ID, "err", err)
+		}
+	}
+	ids, err := sh.LoseOwners(ctx, now.Add(-opts.Lease), now)
+	if err != nil && ctx.Err() == nil {
+		b.log.Warn("confirm: owner_lost sweep failed", "err", err)
+	}
+	for _, id := range ids {
+		b.log.Warn("decision closed: its bridge stopped heartbeating", "decision", id, "reason", store.ReasonOwnerLost)
+	}
+}
+
+// settleAll settles every decision of this bridge that another process
+// closed in the store.
+func (b *Broker) settleAll(ctx context.Context, sh store.Shared) {
+	if b.opts.BridgeID == "" {
+		return
+	}
+	ids, err := sh.Unsettled(ctx, b.opts.BridgeID)
+	if err != nil {
+		if ctx.Err() == nil {
+			b.log.Warn("confirm: reading answers from other bridges failed", "err", err)
+		}
+		return
+	}
+	for _, id := range ids {
+		b.settleOne(ctx, sh, id)
+	}
+}
+
+// settleOne settles decision id when it is this broker's, open here and
+// closed in the store.
+func (b *Broker) settleOne(ctx context.Context, sh store.Shared, id string) {
+	b.mu.Lock()
+	d := b.byID[id]
+	b.mu.Unlock()
+	if d == nil || d.Status().Closed() {
+		return
+	}
+	rec, err := sh.Get(ctx, id)
+	if err != nil || !rec.Status.Closed() {
+		return
+	}
+	d.mu.Lock()
+	if d.status.Closed() || d.claiming {
+		d.mu.Unlock()
+		return // closed here, or a local claim in flight that will find the row closed (settleLost)
+	}
+	d.claiming = true
+	d.mu.Unlock()
+	b.settle(d, rec)
+}
+
+// wakeups collects what the store's watch reported for the settling
+// goroutine: decision ids of this broker, or "all" for an unknown change.
+type wakeups struct {
+	ready chan struct{} // has a value when there is something to take
+	mu    sync.Mutex    // guards ids, all
+	ids   []string
+	all   bool
+}
+
+func newWakeups() *wakeups { return &wakeups{ready: make(chan struct{}, 1)} }
+
+// add notes id ("" for an unknown change) when it may be b's.
+func (w *wakeups) add(b *Broker, id string) {
+	if id != "" {
+		b.mu.Lock()
+		d := b.byID[id]
+		b.mu.Unlock()
+		if d == nil {
+			return // another bridge's
+		}
+	}
+	w.mu.Lock()
+	if id == "" {
+		w.all = true
+	} else {
+		w.ids = append(w.ids, id)
+	}
+	w.mu.Unlock()
+	select {
+	case w.ready <- struct{}{}:
+	default:
+	}
+}
+
+// take returns and clears what was noted.
+func (w *wakeups) take() ([]string, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ids, all := w.ids, w.all
+	w.ids, w.all = nil, false
+	return ids, all
+}
+
+// settleLost is called by commit when d's store claim for t lost: when
+// another process closed the row, t's journal event becomes a late answer
+// (a host's) or notes the loss (the broker's own close), d settles with
+// the stored outcome, and it reports true. d.claiming is held by the
+// caller's transition.
+func (b *Broker) settleLost(d *Decision, t transition) bool {
+	if b.sharedStore() == nil {
+		return false
+	}
+	rec, err := b.store.Get(context.Background(), d.id)
+	if err != nil || !rec.Status.Closed() {
+		return false
+	}
+	d.mu.Lock()
+	var lost *store.Event
+	for i := range d.events {
+		if ev := &d.events[i]; ev.Seq == t.Event.Seq {
+			if t.By != "" {
+				ev.Type = store.EventLateAnswer
+			}
+			ev.Detail += ": another process closed the decision first"
+			e := *ev
+			lost = &e
+		}
+	}
+	d.mu.Unlock()
+	if lost != nil {
+		b.persist(d, *lost)
+	}
+	b.settle(d, rec)
+	return true
+}
+
+// settle closes d, whose d.claiming the caller set, with the outcome rec
+// another process stored: an answer is checked against d's own offer and,
+// when it may approve, revalidated; a refused one fails closed as stale
+// (and the row is reclosed so).
+func (b *Broker) settle(d *Decision, rec store.Record) {
+	t := transition{Status: rec.Status, Reason: rec.Reason, By: rec.ResolvedBy}
+	detail := string(rec.Reason)
+	if rec.Status == store.StatusAnswered {
+		t, detail = b.settleAnswer(d, rec)
+	}
+	t.At = b.now().UTC()
+	d.mu.Lock()
+	t.Event = d.addEvent(t.At, eventFor(t.Status), t.By, detail)
+	d.mu.Unlock()
+	if t.Reason == store.ReasonStale {
+		if _, err := b.sharedStore().Reclose(context.Background(), d.id, t.stored()); err != nil {
+			b.log.Error("confirm: cannot record a refused answer from another bridge", "decision", d.id, "err", err)
+		}
+	} else {
+		b.persist(d, t.Event)
+	}
+	b.log.Info("decision settled from the store", "decision", d.id, "status", t.Status, "by", t.By, "reason", t.Reason)
+	b.finish(d, t)
+}
+
+// settleAnswer judges the answer another process claimed for d.
+func (b *Broker) settleAnswer(d *Decision, rec store.Record) (transition, string) {
+	stale := func(why string) (transition, string) {
+		return transition{Status: store.StatusCancelled, Reason: store.ReasonStale}, "stale: " + why
+	}
+	if rec.Answer == nil || d.snap.isQuestion() {
+		return stale("an answer from another bridge this bridge cannot take")
+	}
+	a := Answer{OptionID: rec.Answer.OptionID, Text: rec.Answer.Text}
+	d.mu.Lock()
+	opt, err := d.check(a)
+	d.mu.Unlock()
+	if err != nil {
+		return stale(err.Error())
+	}
+	if mayApprove(opt) {
+		if err := b.revalidate(context.Background(), d); err != nil {
+			return stale(err.Error())
+		}
+	}
+	return transition{Status: store.StatusAnswered, Answer: &a, By: rec.ResolvedBy, Reason: store.ReasonAnswered}, a.OptionID
+}
+
+// answerRemote answers rec, an open decision of another bridge: a is
+// checked against the stored offer (exactly an offered optionId, free text
+// only where allowed, scope ONCE), the claim is taken in the store (one
+// answer wins across processes and machines), and then the owning bridge's
+// verdict is awaited for up to RemoteSettleWait.
+func (b *Broker) answerRemote(ctx context.Context, rec store.Record, v View, hostID string, a Answer) (View, bool, error) {
+	b.tagView(ctx, &v, rec.BridgeID)
+	if a.Scope != "" && a.Scope != "ONCE" {
+		return v, false, fmt.Errorf("%w: scope %s is kept by the bridge that asked: answer it there", ErrInvalidAnswer, a.Scope)
+	}
+	snap, err := snapshotOf(rec)
+	if err != nil {
+		return v, false, err
+	}
+	if snap.Gate != nil && snap.Gate.Approval != nil {
+		return v, false, fmt.Errorf("%w: a rule names who may answer this decision (rule %s): answer it at the bridge that asked", ErrForbidden, snap.Gate.DecidedBy)
+	}
+	if err := mayAnswer(ctx, &Decision{snap: snap}); err != nil { // an observer never answers (people.go)
+		return v, false, err
+	}
+	if _, err := (&Decision{snap: snap}).check(a); err != nil {
+		return v, false, err
+	}
+	now := b.now().UTC()
+	if !rec.Deadline.After(now) {
+		return v, false, fmt.Errorf("%w: decision is past its deadline", ErrConflict)
+	}
+	by := hostID + "@" + b.opts.BridgeID
+	if b.opts.BridgeID == "" {
+		by = hostID + "@inbox"
+	}
+	won, err := b.store.Claim(ctx, rec.ID, store.Transition{Status: store.StatusAnswered,
+		Answer: &store.Answer{OptionID: a.OptionID, Text: a.Text}, By: by, Reason: store.ReasonAnswered, At: now})
+	if err != nil {
+		return v, false, fmt.Errorf("record answer: %w", err)
+	}
+	got, gerr := b.awaitSettled(ctx, rec.ID, won)
+	if gerr != nil {
+		return v, false, gerr
+	}
+	b.tagView(ctx, &got, rec.BridgeID)
+	switch {
+	case won && got.Reason == store.ReasonStale:
+		return got, false, fmt.Errorf("%w: %w: the bridge that asked refused the answer", ErrConflict, ErrStale)
+	case won:
+		return got, false, nil
+	case got.Answer != nil && *got.Answer == (Answer{OptionID: a.OptionID, Text: a.Text}) && a.Scope == "":
+		return got, true, nil
+	}
+	return got, false, fmt.Errorf("%w: decision is %s (%s)", ErrConflict, got.Status, got.Reason)
+}
+
+// awaitSettled returns the view of stored decision id once its owner
+// delivered or refused it, or after RemoteSettleWait (at once for a lost
+// claim). It reads the row again at each store change RunShared sees, and
+// every 50ms without one.
+func (b *Broker) awaitSettled(ctx context.Context, id string, wait bool) (View, error) {
+	deadline := time.NewTimer(RemoteSettleWait)
+	defer deadline.Stop()
+	for {
+		changed := b.shared.changes(id)
+		rec, err := b.store.Get(ctx, id)
+		if err != nil {
+			return View{}, err
+		}
+		if !wait || !rec.DeliveredAt.IsZero() || rec.Status != store.StatusAnswered {
+			return viewOfRecord(rec)
+		}
+		select {
+		case <-ctx.Done():
+			return viewOfRecord(rec)
+		case <-deadline.C:
+			return viewOfRecord(rec)
+		case <-changed:
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// listStored returns the stored decisions of sessionID of this bridge
+// (of every bridge for a broker without a BridgeID).
+func (b *Broker) listStored(ctx context.Context, sessionID string) ([]store.Record, error) {
+	if sh := b.sharedStore(); sh != nil {
+		return sh.ListOf(ctx, b.opts.BridgeID, sessionID, maxListed)
+	}
+	return b.store.List(ctx, sessionID, maxListed)
+}
+
+// bridgeRef returns the registry row of bridge id as a [BridgeRef]: from a
+// cache refreshed when it misses id (at most once a second) or is older
+// than 5 seconds. Nil when the store is not shared or id is unknown.
+func (b *Broker) bridgeRef(ctx context.Context, id string) *BridgeRef {
+	sh := b.sharedStore()
+	if sh == nil || id == "" {
+		return nil
+	}
+	c := &b.shared
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	br, ok := c.bridges[id]
+	if age := time.Since(c.fetched); (!ok && age > time.Second) || age > 5*time.Second {
+		if all, err := sh.Bridges(ctx); err == nil {
+			c.bridges, c.fetched = make(map[string]store.Bridge, len(all)), time.Now()
+			for _, x := range all {
+				c.bridges[x.ID] = x
+			}
+			br, ok = c.bridges[id]
+		}
+	}
+	if !ok {
+		return &BridgeRef{ID: id, Agent: []string{}}
+	}
+	agent := br.Agent
+	if agent == nil {
+		agent = []string{}
+	}
+	return &BridgeRef{ID: br.ID, Name: br.Name, Host: br.Host, Agent: agent, Cwd: br.Cwd}
+}
+
+// tagView sets v.Bridge to bridge id's object.
+func (b *Broker) tagView(ctx context.Context, v *View, id string) {
+	if ref := b.bridgeRef(ctx, id); ref != nil {
+		v.Bridge = ref
+	}
+}
+
+// Shared reports whether the broker is one of many bridges sharing its
+// store (Options.BridgeID) or the inbox (Options.Inbox), on a store that
+// implements [store.Shared]; the listing methods below then cover every
+// bridge of the store.
+func (b *Broker) Shared() bool { return b.sharedStore() != nil }
+
+// BridgeID returns Options.BridgeID.
+func (b *Broker) BridgeID() string { return b.opts.BridgeID }
+
+// AllSessions returns the sessions of every bridge sharing the store, each
+// with its Bridge: this broker's own (in memory, as [Broker.Sessions]) and
+// every (bridge, session) pair with stored decisions, by bridge id then
+// session id. Without a shared store it is Sessions.
+func (b *Broker) AllSessions(ctx context.Context) ([]SessionView, error) {
+	own := b.Sessions()
+	sh := b.sharedStore()
+	if sh == nil {
+		return own, nil
+	}
+	rows, err := sh.SessionsOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mine := map[string]bool{}
+	out := make([]SessionView, 0, len(own)+len(rows))
+	for _, s := range own {
+		if b.opts.BridgeID == "" {
+			break // acpmux inbox: no sessions of its own
+		}
+		s.Bridge = b.bridgeRef(ctx, b.opts.BridgeID)
+		mine[s.SessionID] = true
+		out = append(out, s)
+	}
+	for _, r := range rows {
+		if r.BridgeID == b.opts.BridgeID && (mine[r.SessionID] || b.opts.BridgeID != "") {
+			continue // this bridge's own: listed from memory
+		}
+		out = append(out, SessionView{SessionID: r.SessionID, OpenDecisions: r.OpenDecisions, Decisions: r.Decisions,
+			LastActivity: r.LastActivity, Bridge: b.bridgeRef(ctx, r.BridgeID)})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		bi, bj := bridgeID(out[i]), bridgeID(out[j])
+		if bi != bj {
+			return bi < bj
+		}
+		return out[i].SessionID < out[j].SessionID
+	})
+	return out, nil
+}
+
+func bridgeID(s SessionView) string {
+	if s.Bridge == nil {
+		return ""
+	}
+	return s.Bridge.ID
+}
+
+// SessionBridges returns the bridges that have a session sessionID: this
+// bridge when it knows the session, and every bridge with stored decisions
+// of it. Without a shared store it is nil.
+func (b *Broker) SessionBridges(ctx context.Context, sessionID string) ([]BridgeRef, error) {
+	sh := b.sharedStore()
+	if sh == nil {
+		return nil, nil
+	}
+	rows, err := sh.SessionsOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []BridgeRef
+	seen := map[string]bool{}
+	if b.opts.BridgeID != "" && b.HasSession(sessionID) {
+		out = append(out, *b.bridgeRef(ctx, b.opts.BridgeID))
+		seen[b.opts.BridgeID] = true
+	}
+	for _, r := range rows {
+		if r.SessionID == sessionID && !seen[r.BridgeID] {
+			seen[r.BridgeID] = true
+			if ref := b.bridgeRef(ctx, r.BridgeID); ref != nil {
+				out = append(out, *ref)
+			}
+		}
+	}
+	return out, nil
+}
+
+// DecisionsOf returns the decisions of session sessionID of bridge
+// bridgeID, oldest first, each with its Bridge: [Broker.Decisions] for this
+// bridge, else the stored ones (without journals).
+func (b *Broker) DecisionsOf(ctx context.Context, bridgeID, sessionID string) ([]View, error) {
+	var out []View
+	if bridgeID == b.opts.BridgeID {
+		vs, err := b.Decisions(ctx, sessionID)
+		if err != nil {
+			return nil, err
+		}
+		out = vs
+	} else if sh := b.sharedStore(); sh != nil {
+		recs, err := sh.ListOf(ctx, bridgeID, sessionID, maxListed)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range recs {
+			v, err := viewOfRecord(r)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+	}
+	for i := range out {
+		b.tagView(ctx, &out[i], bridgeID)
+	}
+	return out, nil
+}
+
+// DecisionOf returns decision decisionID of session sessionID, of any
+// bridge of the store (with its Bridge), and the id of its bridge. The
+// error wraps ErrNotFound when there is none in that session.
+func (b *Broker) DecisionOf(ctx context.Context, sessionID, decisionID string) (View, string, error) {
+	b.mu.Lock()
+	d := b.byID[decisionID]
+	b.mu.Unlock()
+	if d != nil && d.snap.SessionID == sessionID {
+		v := d.View()
+		b.tagView(ctx, &v, b.opts.BridgeID)
+		return v, b.opts.BridgeID, nil
+	}
+	if b.store == nil {
+		return View{}, "", ErrNotFound
+	}
+	r, err := b.store.Get(ctx, decisionID)
+	if err != nil {
+		return View{}, "", err
+	}
+	if r.SessionID != sessionID {
+		return View{}, "", ErrNotFound
+	}
+	v, err := viewOfRecord(r)
+	b.tagView(ctx, &v, r.BridgeID)
+	return v, r.BridgeID, err
+}

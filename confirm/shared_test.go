@@ -1,0 +1,151 @@
+package confirm_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/store"
+	"github.com/acpmux/acpmux/confirm/store/sqlite"
+)
+
+// sharedBroker opens path as its own store (as another process would) and
+// runs a broker of bridge id on it until the test ends.
+func sharedBroker(t *testing.T, path, id string, opts confirm.Options) *confirm.Broker {
+	t.Helper()
+	s, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Store, opts.BridgeID = s, id
+	b := newBroker(t, opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- b.RunShared(ctx, confirm.SharedOptions{Bridge: store.Bridge{ID: id, Name: "name-" + id, Host: "box",
+			Agent: []string{"agent-" + id}, Cwd: "/w/" + id, Started: time.Now(), Heartbeat: time.Now()}})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+		s.Close()
+	})
+	return b
+}
+
+// TestAnswerFromAnotherBridgeReachesOwner: bridge B answers bridge A's
+// decision through the shared store; A's agent gets exactly that option,
+// A's host copy is withdrawn, the view names bridge A, and a second answer
+// conflicts.
+func TestAnswerFromAnotherBridgeReachesOwner(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	a := sharedBroker(t, path, "A", confirm.Options{})
+	b := sharedBroker(t, path, "B", confirm.Options{})
+	ide := newHost("ide")
+	ch := ask(a, req("sess-1", "k"), ide)
+	d := ide.wait(t)
+	v, deduped, err := b.Answer(context.Background(), "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once"})
+	if err != nil || deduped {
+		t.Fatalf("answer from B: %v (deduped %v)", err, deduped)
+	}
+	if v.Bridge == nil || v.Bridge.ID != "A" || v.Bridge.Name != "name-A" || v.Bridge.Cwd != "/w/A" {
+		t.Fatalf("bridge of the view: %+v", v.Bridge)
+	}
+	jsonEq(t, await(t, ch).result, selected("allow-once"))
+	if w := ide.withdrawals(); len(w) != 1 || w[0].By != "http@B" {
+		t.Fatalf("withdrawals at A's host: %+v", w)
+	}
+	if _, _, err := b.Answer(context.Background(), "sess-1", d.ID(), "http", confirm.Answer{OptionID: "reject-once"}); !errors.Is(err, confirm.ErrConflict) {
+		t.Fatalf("second answer: %v, want ErrConflict", err)
+	}
+	if _, _, err := b.Answer(context.Background(), "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once"}); err != nil {
+		t.Fatalf("a retry of the winning answer: %v", err)
+	}
+}
+
+// TestAnswerFromAnotherBridgeChecksTheOffer: an optionId that was not
+// offered is refused by the answering bridge and the decision stays open.
+func TestAnswerFromAnotherBridgeChecksTheOffer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	a := sharedBroker(t, path, "A", confirm.Options{})
+	b := sharedBroker(t, path, "B", confirm.Options{})
+	ide := newHost("ide")
+	ask(a, req("sess-1", "k"), ide)
+	d := ide.wait(t)
+	for _, ans := range []confirm.Answer{{OptionID: "allow-always"}, {OptionID: "Allow-Once"}, {OptionID: "allow-once", Scope: "ALWAYS"}} {
+		if _, _, err := b.Answer(context.Background(), "sess-1", d.ID(), "http", ans); !errors.Is(err, confirm.ErrInvalidAnswer) {
+			t.Errorf("answer %+v: %v, want ErrInvalidAnswer", ans, err)
+		}
+	}
+	if d.Status() != store.StatusOpen {
+		t.Fatalf("status %s after refused answers", d.Status())
+	}
+}
+
+// TestStaleAnswerFromAnotherBridgeFailsClosed: the owner revalidates an
+// answer another bridge claimed; a stale snapshot gives the agent the
+// reject option and the answering bridge ErrStale.
+func TestStaleAnswerFromAnotherBridgeFailsClosed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	a := sharedBroker(t, path, "A", confirm.Options{Revalidate: func(context.Context, confirm.Snapshot) error {
+		return errors.New("cwd changed")
+	}})
+	b := sharedBroker(t, path, "B", confirm.Options{})
+	ide := newHost("ide")
+	ch := ask(a, req("sess-1", "k"), ide)
+	d := ide.wait(t)
+	v, _, err := b.Answer(context.Background(), "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once"})
+	if !errors.Is(err, confirm.ErrStale) {
+		t.Fatalf("answer: %v, want ErrStale", err)
+	}
+	jsonEq(t, await(t, ch).result, selected("reject-once"))
+	if v.Status != store.StatusCancelled || v.Reason != store.ReasonStale {
+		t.Fatalf("view after a stale answer: %s/%s", v.Status, v.Reason)
+	}
+}
+
+// TestAnswersRacingFromTwoBridgesOneWins: A's local answer and B's answer
+// through the store start at once, 100 times; exactly one wins each time
+// and the agent gets the winner's option.
+func TestAnswersRacingFromTwoBridgesOneWins(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	a := sharedBroker(t, path, "A", confirm.Options{})
+	b := sharedBroker(t, path, "B", confirm.Options{})
+	ide := newHost("http")
+	for i := range 100 {
+		ch := ask(a, req("sess-1", "k"+string(rune('a'+i%26))+time.Now().String()), ide)
+		d := ide.wait(t)
+		var wg sync.WaitGroup
+		errs := [2]error{}
+		start := make(chan struct{})
+		for j, br := range []*confirm.Broker{a, b} {
+			opt := []string{"allow-once", "reject-once"}[j]
+			wg.Go(func() {
+				<-start
+				_, _, errs[j] = br.Answer(context.Background(), "sess-1", d.ID(), "http", confirm.Answer{OptionID: opt})
+			})
+		}
+		close(start)
+		wg.Wait()
+		got := await(t, ch).result
+		switch {
+		case errs[0] == nil && errs[1] != nil:
+			jsonEq(t, got, selected("allow-once"))
+		case errs[1] == nil && errs[0] != nil:
+			jsonEq(t, got, selected("reject-once"))
+		default:
+			t.Fatalf("trial %d: errors %v, %v: want exactly one winner", i, errs[0], errs[1])
+		}
+		for _, err := range errs {
+			if err != nil && !errors.Is(err, confirm.ErrConflict) {
+				t.Fatalf("trial %d: loser's error %v, want ErrConflict", i, err)
+			}
+		}
+	}
+}

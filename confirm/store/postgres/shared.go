@@ -1,0 +1,190 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/acpmux/acpmux/confirm/store"
+)
+
+// migrationShared keys decisions by bridge (appended last in migrations).
+const migrationShared = `ALTER TABLE decisions ADD COLUMN bridge_id TEXT NOT NULL DEFAULT '';
+	CREATE INDEX decisions_by_bridge ON decisions (bridge_id, status);`
+
+// notifyChannel is the LISTEN/NOTIFY channel of decision changes; the
+// payload is the decision id.
+const notifyChannel = "acpmux_decisions"
+
+// claimEvent notifies notifyChannel (delivered when the transaction
+// commits) and journals the terminal event of a claim, unless its Seq is 0
+// (see [store.Store.Claim]).
+func claimEvent(ctx context.Context, tx pgx.Tx, id string, ev store.Event) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, id); err != nil {
+		return err
+	}
+	if ev.Seq == 0 {
+		return nil
+	}
+	return insertEvent(ctx, tx, id, ev)
+}
+
+// notifyDelivered tells the watchers that decision id was delivered (an
+// answer from another process waits for it).
+func notifyDelivered(ctx context.Context, q querier, id string) error {
+	_, err := q.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, id)
+	return err
+}
+
+// SessionsOf implements [store.Shared].
+func (s *Store) SessionsOf(ctx context.Context) ([]store.SessionRow, error) {
+	rows, err := s.pool.Query(ctx, `SELECT bridge_id, session_id, COUNT(*) FILTER (WHERE status = 'open'), COUNT(*), MAX(created_at)
+		FROM decisions GROUP BY bridge_id, session_id ORDER BY bridge_id, session_id`)
+	if err != nil {
+		return nil, fmt.Errorf("store sessions: %w", err)
+	}
+	defer rows.Close()
+	out := []store.SessionRow{}
+	for rows.Next() {
+		var r store.SessionRow
+		var open, all, last int64
+		if err := rows.Scan(&r.BridgeID, &r.SessionID, &open, &all, &last); err != nil {
+			return nil, fmt.Errorf("store sessions: %w", err)
+		}
+		r.OpenDecisions, r.Decisions, r.LastActivity = int(open), int(all), fromNanos(last)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// ListOf implements [store.Shared].
+func (s *Store) ListOf(ctx context.Context, bridgeID, sessionID string, limit int) ([]store.Record, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+recordColumns+` FROM (SELECT * FROM decisions
+		WHERE session_id = $1 AND ($2 = '' OR bridge_id = $2) ORDER BY created_at DESC, id LIMIT $3) AS newest
+		ORDER BY created_at, id`, sessionID, bridgeID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("store list: %w", err)
+	}
+	defer rows.Close()
+	out := []store.Record{}
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store list: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Unsettled implements [store.Shared].
+func (s *Store) Unsettled(ctx context.Context, bridgeID string) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id FROM decisions
+		WHERE bridge_id = $1 AND status <> 'open' AND delivered_at IS NULL`, bridgeID)
+	if err != nil {
+		return nil, fmt.Errorf("store unsettled: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("store unsettled: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// Reclose implements [store.Shared].
+func (s *Store) Reclose(ctx context.Context, id string, t store.Transition) (bool, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return false, fmt.Errorf("store reclose: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	tag, err := tx.Exec(ctx, `UPDATE decisions SET status = $1, reason = $2, closed_at = $3
+		WHERE id = $4 AND status = 'answered' AND delivered_at IS NULL`, string(t.Status), string(t.Reason), nanos(t.At), id)
+	if err != nil {
+		return false, fmt.Errorf("store reclose: %w", err)
+	}
+	if tag.RowsAffected() != 1 {
+		return false, nil
+	}
+	if err := claimEvent(ctx, tx, id, t.Event); err != nil {
+		return false, fmt.Errorf("store reclose: %w", err)
+	}
+	return true, tx.Commit(ctx)
+}
+
+// LoseOwners implements [store.Shared]: one transaction; the rows are
+// locked by the UPDATE, so a concurrent claim either wins first or finds
+// them closed.
+func (s *Store) LoseOwners(ctx context.Context, cutoff, at time.Time) ([]string, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store lose owners: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	rows, err := tx.Query(ctx, `UPDATE decisions d SET status = 'cancelled', reason = $1, closed_at = $2
+		FROM bridges b WHERE b.id = d.bridge_id AND d.status = 'open' AND d.bridge_id <> '' AND b.heartbeat < $3
+		RETURNING d.id`, store.ReasonOwnerLost, nanos(at), nanos(cutoff))
+	if err != nil {
+		return nil, fmt.Errorf("store lose owners: %w", err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("store lose owners: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store lose owners: %w", err)
+	}
+	for _, id := range ids {
+		var last int
+		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM decision_events WHERE decision_id = $1`, id).Scan(&last); err != nil {
+			return nil, fmt.Errorf("store lose owners: %w", err)
+		}
+		ev := store.Event{Seq: last + 1, At: at.UTC(), Type: store.EventCancelled, Detail: string(store.ReasonOwnerLost)}
+		if err := claimEvent(ctx, tx, id, ev); err != nil { // NOTIFY and the hash chain (chain.go)
+			return nil, fmt.Errorf("store lose owners: %w", err)
+		}
+	}
+	return ids, tx.Commit(ctx)
+}
+
+// Watch implements [store.Shared]: LISTEN acpmux_decisions on a connection
+// of the pool held for the watch. Claims, recloses, lost owners and
+// deliveries NOTIFY it.
+func (s *Store) Watch(ctx context.Context, changed func(id string)) error {
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("store watch: %w", err)
+	}
+	defer func() { // closed, not returned to the pool still listening
+		c.Conn().Close(context.WithoutCancel(ctx))
+		c.Release()
+	}()
+	if _, err := c.Exec(ctx, `LISTEN `+notifyChannel); err != nil {
+		return fmt.Errorf("store watch: %w", err)
+	}
+	for {
+		n, err := c.Conn().WaitForNotification(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("store watch: %w", err)
+		}
+		changed(n.Payload)
+	}
+}
+
+var _ store.Shared = (*Store)(nil)

@@ -1,0 +1,64 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// ReasonOwnerLost closes, with status cancelled, an open decision whose
+// bridge stopped heartbeating for longer than the lease (docs/inbox.md,
+// "A bridge that dies"). Nobody answers it: its agent request is gone with
+// the bridge, and a claim of a closed decision always loses.
+const ReasonOwnerLost Reason = "owner_lost"
+
+// Shared is what many bridges sharing one store need of it beyond [Store]
+// and [Registry]: every bridge's decisions, keyed by bridge; the owner's
+// view of answers other processes claimed; the owner_lost sweep; and a
+// cheap signal that something changed. Both stores implement it; safe for
+// concurrent use, also by several processes (and, on PostgreSQL, several
+// machines).
+type Shared interface {
+	Store
+	Registry
+	// SessionsOf returns one row per (bridge, session) pair that has stored
+	// decisions, by bridge then session id; none is an empty result.
+	SessionsOf(ctx context.Context) ([]SessionRow, error)
+	// ListOf is [Store.List] for the decisions of bridge bridgeID only
+	// (bridgeID "" means every bridge's).
+	ListOf(ctx context.Context, bridgeID, sessionID string, limit int) ([]Record, error)
+	// Unsettled returns the ids of the decisions of bridge bridgeID that
+	// are closed in the store but not yet delivered (DeliveredAt zero):
+	// the ones another process claimed, which the owner must now settle.
+	Unsettled(ctx context.Context, bridgeID string) ([]string, error)
+	// Reclose moves decision id from [StatusAnswered], not yet delivered, to
+	// t (the owner refused the answer another process claimed: a stale
+	// snapshot), appending t.Event, in one conditional transaction. It
+	// reports whether the row changed.
+	Reclose(ctx context.Context, id string, t Transition) (bool, error)
+	// LoseOwners closes, with status cancelled and reason
+	// [ReasonOwnerLost] at time at, every open decision whose bridge is
+	// registered with a heartbeat before cutoff, journalling a cancelled
+	// event, and returns their ids.
+	LoseOwners(ctx context.Context, cutoff, at time.Time) ([]string, error)
+	// Watch calls changed (from one goroutine) soon after a decision of
+	// any bridge was claimed, reclosed, delivered or lost its owner in any
+	// process, and perhaps at other times, with the decision's id, or ""
+	// when the store cannot tell which decisions changed; it returns when
+	// ctx ends (nil) or the watch fails. SQLite polls PRAGMA data_version
+	// every [WatchInterval] (id ""); PostgreSQL uses LISTEN on the channel
+	// acpmux_decisions, which those writes NOTIFY with the id.
+	Watch(ctx context.Context, changed func(id string)) error
+}
+
+// WatchInterval is how often the SQLite store's [Shared.Watch] checks the
+// database for a change another process committed.
+const WatchInterval = 20 * time.Millisecond
+
+// SessionRow is one session of one bridge in a shared store.
+type SessionRow struct {
+	BridgeID      string
+	SessionID     string
+	OpenDecisions int
+	Decisions     int
+	LastActivity  time.Time // the newest decision's CreatedAt
+}

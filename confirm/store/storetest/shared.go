@@ -1,0 +1,197 @@
+package storetest
+
+import (
+	"context"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acpmux/acpmux/confirm/store"
+)
+
+// RunSharedStore runs the contracts of [store.Shared]: newPair returns two
+// instances opened separately on one empty database, as two bridges have.
+func RunSharedStore(t *testing.T, newPair func(t *testing.T) (store.Shared, store.Shared)) {
+	t.Run("SessionsKeyedByBridge", func(t *testing.T) {
+		a, b := newPair(t)
+		sessionsKeyedByBridge(t, a, b)
+	})
+	t.Run("OtherInstanceClaimWakesWatchAndIsUnsettled", func(t *testing.T) {
+		a, b := newPair(t)
+		claimWakesOwner(t, a, b)
+	})
+	t.Run("OwnerLostAfterLeaseNeverClaimed", func(t *testing.T) {
+		a, b := newPair(t)
+		ownerLost(t, a, b)
+	})
+}
+
+func bridgeRecord(id, bridge, session string, at time.Time) store.Record {
+	r := openRecord(id, session, at)
+	r.BridgeID = bridge
+	return r
+}
+
+// sessionsKeyedByBridge: the same session id in two bridges is two rows,
+// and ListOf returns only the named bridge's decisions.
+func sessionsKeyedByBridge(t *testing.T, a, b store.Shared) {
+	ctx := context.Background()
+	at := time.Now().UTC()
+	insert(t, a, bridgeRecord("a1", "A", "sess-1", at))
+	insert(t, a, bridgeRecord("a2", "A", "sess-1", at.Add(time.Millisecond)))
+	insert(t, b, bridgeRecord("b1", "B", "sess-1", at.Add(2*time.Millisecond)))
+	rows, err := b.SessionsOf(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.SessionRow{
+		{BridgeID: "A", SessionID: "sess-1", OpenDecisions: 2, Decisions: 2, LastActivity: at.Add(time.Millisecond)},
+		{BridgeID: "B", SessionID: "sess-1", OpenDecisions: 1, Decisions: 1, LastActivity: at.Add(2 * time.Millisecond)},
+	}
+	if !reflect.DeepEqual(rows, want) {
+		t.Fatalf("sessions\n got %+v\nwant %+v", rows, want)
+	}
+	for bridge, ids := range map[string][]string{"A": {"a1", "a2"}, "B": {"b1"}, "": {"a1", "a2", "b1"}} {
+		recs, err := a.ListOf(ctx, bridge, "sess-1", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range recs {
+			got = append(got, r.ID)
+			if bridge != "" && r.BridgeID != bridge {
+				t.Errorf("ListOf(%q) returned %s of bridge %q", bridge, r.ID, r.BridgeID)
+			}
+		}
+		if !reflect.DeepEqual(got, ids) {
+			t.Errorf("ListOf(%q) = %v, want %v", bridge, got, ids)
+		}
+	}
+	if got, err := b.Get(ctx, "a1"); err != nil || got.BridgeID != "A" {
+		t.Fatalf("get a1: bridge %q, err %v", got.BridgeID, err)
+	}
+}
+
+// claimWakesOwner: a claim through b of a decision a opened (Seq 0: no
+// journal event) wakes a's Watch, shows in a's Unsettled until delivered,
+// and Reclose moves it once from answered to the owner's verdict.
+func claimWakesOwner(t *testing.T, a, b store.Shared) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	woke := make(chan struct{}, 1)
+	watching := make(chan error, 1)
+	go func() {
+		watching <- a.Watch(ctx, func(id string) {
+			if id != "" && id != "d1" && !strings.HasPrefix(id, "warm-") {
+				t.Errorf("watch called for %q, want d1 or \"\"", id)
+			}
+			select {
+			case woke <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	at := time.Now().UTC()
+	warmUp(t, a, b, woke)
+	insert(t, a, bridgeRecord("d1", "A", "s", at))
+	if ids, err := a.Unsettled(ctx, "A"); err != nil || len(ids) != 0 {
+		t.Fatalf("unsettled while open: %v %v", ids, err)
+	}
+	drain(woke)
+	won, err := b.Claim(ctx, "d1", store.Transition{Status: store.StatusAnswered, Answer: &store.Answer{OptionID: "allow"},
+		By: "http@B", Reason: store.ReasonAnswered, At: at})
+	if err != nil || !won {
+		t.Fatalf("claim: %v %v", won, err)
+	}
+	select {
+	case <-woke:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a's Watch was not called after b's claim")
+	}
+	rec, err := a.Get(ctx, "d1")
+	if err != nil || len(rec.Events) != 1 || rec.Status != store.StatusAnswered {
+		t.Fatalf("after a Seq-0 claim: status %s, %d events (want answered, only opened), err %v", rec.Status, len(rec.Events), err)
+	}
+	if ids, err := a.Unsettled(ctx, "A"); err != nil || !reflect.DeepEqual(ids, []string{"d1"}) {
+		t.Fatalf("unsettled: %v %v, want [d1]", ids, err)
+	}
+	stale := store.Transition{Status: store.StatusCancelled, Reason: store.ReasonStale, At: at,
+		Event: store.Event{Seq: 2, At: at, Type: store.EventCancelled, Detail: "stale"}}
+	for i, want := range []bool{true, false} {
+		if got, err := a.Reclose(ctx, "d1", stale); err != nil || got != want {
+			t.Fatalf("reclose %d: %v %v, want %v", i, got, err, want)
+		}
+	}
+	if err := a.Append(ctx, "d1", store.Event{Seq: 3, At: at, Type: store.EventDelivered}); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := a.Unsettled(ctx, "A"); err != nil || len(ids) != 0 {
+		t.Fatalf("unsettled after delivery: %v %v", ids, err)
+	}
+	cancel()
+	if err := <-watching; err != nil {
+		t.Fatalf("watch: %v", err)
+	}
+}
+
+// ownerLost: the open decisions of a bridge whose heartbeat is older than
+// the cutoff end cancelled(owner_lost) with a journal event, a live
+// bridge's stay open, and a later claim loses.
+func ownerLost(t *testing.T, a, b store.Shared) {
+	ctx := context.Background()
+	now := time.Now().UTC()
+	for _, br := range []store.Bridge{bridgeAt("A", now.Add(-time.Minute)), bridgeAt("B", now)} {
+		if err := a.RegisterBridge(ctx, br); err != nil {
+			t.Fatal(err)
+		}
+	}
+	insert(t, a, bridgeRecord("a1", "A", "s", now))
+	insert(t, b, bridgeRecord("b1", "B", "s", now))
+	ids, err := b.LoseOwners(ctx, now.Add(-10*time.Second), now)
+	if err != nil || !reflect.DeepEqual(ids, []string{"a1"}) {
+		t.Fatalf("lose owners: %v %v, want [a1]", ids, err)
+	}
+	rec, err := a.Get(ctx, "a1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := rec.Events[len(rec.Events)-1]
+	if rec.Status != store.StatusCancelled || rec.Reason != store.ReasonOwnerLost || last.Type != store.EventCancelled || last.Detail != string(store.ReasonOwnerLost) {
+		t.Fatalf("a1: %s/%s, last event %+v", rec.Status, rec.Reason, last)
+	}
+	if won, err := b.Claim(ctx, "a1", store.Transition{Status: store.StatusAnswered, Answer: &store.Answer{OptionID: "allow"},
+		By: "h", Reason: store.ReasonAnswered, At: now}); err != nil || won {
+		t.Fatalf("claim of an owner_lost decision: won %v, err %v", won, err)
+	}
+	if rec, _ := a.Get(ctx, "b1"); rec.Status != store.StatusOpen {
+		t.Fatalf("b1 of a live bridge: %s", rec.Status)
+	}
+}
+
+// warmUp claims decisions of bridge W through b until a's Watch, started
+// concurrently, has seen one: it then listens.
+func warmUp(t *testing.T, a, b store.Shared, woke chan struct{}) {
+	t.Helper()
+	for i := range 50 {
+		id := "warm-" + strconv.Itoa(i)
+		insert(t, a, bridgeRecord(id, "W", "s", time.Now()))
+		if _, err := b.Claim(context.Background(), id, store.Transition{Status: store.StatusCancelled, Reason: store.ReasonTimeout, At: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-woke:
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	t.Fatal("a's Watch never saw a claim")
+}
+
+func drain(c chan struct{}) {
+	select {
+	case <-c:
+	default:
+	}
+}
