@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -246,8 +247,8 @@ func agentGot(t *testing.T, agentLog, id string) string {
 }
 
 // leadDecision waits (bounded) until the lead's API lists an open decision
-// of session sid and returns it.
-func leadDecision(t *testing.T, lead *runningRelay, sid string) (id string, warnings json.RawMessage) {
+// of session sid and returns it; query is added to the list's query.
+func leadDecision(t *testing.T, lead *runningRelay, sid string, query ...string) (id string, warnings json.RawMessage) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -257,7 +258,7 @@ func leadDecision(t *testing.T, lead *runningRelay, sid string) (id string, warn
 				Warnings json.RawMessage
 			}
 		}
-		if lead.get(t, "/v1/sessions/"+url.PathEscape(sid)+"/decisions?status=open", &list) == 200 && len(list.Decisions) > 0 {
+		if lead.get(t, "/v1/sessions/"+url.PathEscape(sid)+"/decisions?status=open"+strings.Join(query, ""), &list) == 200 && len(list.Decisions) > 0 {
 			return list.Decisions[0].ID, list.Decisions[0].Warnings
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -266,9 +267,9 @@ func leadDecision(t *testing.T, lead *runningRelay, sid string) (id string, warn
 	return "", nil
 }
 
-func apiAnswer(t *testing.T, r *runningRelay, sid, did, option string) int {
+func apiAnswer(t *testing.T, r *runningRelay, sid, did, option string, query ...string) int {
 	t.Helper()
-	req, _ := http.NewRequest("POST", r.apiURL+"/v1/sessions/"+url.PathEscape(sid)+"/decisions/"+did, bytes.NewBufferString(`{"optionId":"`+option+`"}`))
+	req, _ := http.NewRequest("POST", r.apiURL+"/v1/sessions/"+url.PathEscape(sid)+"/decisions/"+did+strings.Join(query, ""), bytes.NewBufferString(`{"optionId":"`+option+`"}`))
 	req.Header.Set("Authorization", "Bearer "+r.token)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
@@ -667,11 +668,14 @@ func TestTeammateReoffersAfterReconnectAndIgnoresLateAnswers(t *testing.T) {
 // example agent) reconnects and offers the decision again; the restarted
 // lead opens it anew (its old copy is closed bridge_restart and cannot be
 // answered), its API's allow reaches the agent, and the agent reads one
-// answer only: a second answer at the lead is refused.
+// answer only: a second answer at the lead is refused. (Both runs of the
+// lead used the session in the one store, so the API is asked with
+// ?bridge=, docs/inbox.md.)
 func TestTeammateLeadRestartsWithDurableStore(t *testing.T) {
 	dir := t.TempDir()
 	flags := []string{"--state", filepath.Join(dir, "lead.db"), "--listen", "127.0.0.1:" + strconv.Itoa(freePort(t)), "--token-file", filepath.Join(dir, "token")}
 	lead, tokenFile := startLead(t, flags...)
+	oldBridge := "?bridge=" + bridgeIDRe.FindStringSubmatch(lead.waitLog(t, "bridge registered"))[1]
 	alice := startTeammate(t, lead, tokenFile, "alice")
 	sid := alice.lead("alice")
 	old, _ := leadDecision(t, lead, sid)
@@ -681,23 +685,24 @@ func TestTeammateLeadRestartsWithDurableStore(t *testing.T) {
 	alice.waitLog(t, "upstream: not connected to the lead")
 
 	lead, _ = startLead(t, flags...)
+	bridge := "?bridge=" + bridgeIDRe.FindStringSubmatch(lead.waitLog(t, "bridge registered"))[1]
 	lead.waitLog(t, "teammate connected")
-	did, _ := leadDecision(t, lead, sid)
+	did, _ := leadDecision(t, lead, sid, "&"+bridge[1:])
 	if did == old {
 		t.Fatalf("the restarted lead reopened decision %s of its previous run", old)
 	}
 	var view map[string]any
-	if code := lead.get(t, "/v1/sessions/"+url.PathEscape(sid)+"/decisions/"+old, &view); view["status"] != "cancelled" || view["reason"] != "bridge_restart" {
+	if code := lead.get(t, "/v1/sessions/"+url.PathEscape(sid)+"/decisions/"+old+oldBridge, &view); view["status"] != "cancelled" || view["reason"] != "bridge_restart" {
 		t.Errorf("the previous run's decision: %d %v, want cancelled bridge_restart", code, view)
 	}
-	if code := apiAnswer(t, lead, sid, old, "allow"); code == 200 {
+	if code := apiAnswer(t, lead, sid, old, "allow", oldBridge); code == 200 {
 		t.Errorf("an answer to the previous run's decision was accepted")
 	}
-	if code := apiAnswer(t, lead, sid, did, "allow"); code != 200 {
+	if code := apiAnswer(t, lead, sid, did, "allow", bridge); code != 200 {
 		t.Fatalf("lead API answer: %d", code)
 	}
 	waitText(t, alice.runningRelay, exampleAllowed)
-	if code := apiAnswer(t, lead, sid, did, "reject"); code == 200 {
+	if code := apiAnswer(t, lead, sid, did, "reject", bridge); code == 200 {
 		t.Errorf("a second answer to the same decision was accepted")
 	}
 	waitText(t, alice.runningRelay, `"stopReason"`)
@@ -705,3 +710,7 @@ func TestTeammateLeadRestartsWithDurableStore(t *testing.T) {
 		t.Errorf("alice's agent read %q, want the restarted lead's allow once", got)
 	}
 }
+
+// bridgeIDRe finds the bridge id in acpmux's "bridge registered in the
+// shared store" log line.
+var bridgeIDRe = regexp.MustCompile(`bridge=([0-9a-f-]{36})`)
