@@ -28,6 +28,16 @@ type Options struct {
 	// GracePeriod is the wait between closing the agent's stdin, SIGTERM
 	// and SIGKILL on shutdown (DefaultGracePeriod when 0).
 	GracePeriod time.Duration
+	// Watch, when set, gets a copy of the update member of every
+	// session/update notification of the agent, with its session id, on
+	// the agent's read loop: it must not block (a teammate's upstream
+	// client forwards them to its lead, docs/teammates.md).
+	Watch func(sessionID string, update []byte)
+	// AllowTeammatePrompts lets this bridge's hosts prompt (and cancel) a
+	// teammate's session "teammate:NAME/SESSION"; off, they are refused
+	// and the session is read-only (--allow-teammate-prompts,
+	// docs/teammates.md).
+	AllowTeammatePrompts bool
 	// ReplayMaxBytes bounds each session's replay log (DefaultReplayMaxBytes when 0).
 	ReplayMaxBytes int
 	// Logger receives the bridge's logs; nil discards them. Never stdout.
@@ -142,6 +152,10 @@ type session struct {
 	turn   *Host // host whose session/prompt is in flight, nil between turns
 	replay *replayLog
 	modes  agentModes // agent_plan.go
+
+	// teammate names the teammate whose transcript this session shows
+	// (teammate_watch.go), or "".
+	teammate string
 }
 
 // initState caches the agent's initialize result for later hosts.

@@ -79,6 +79,8 @@ type outCall struct {
 	agentID  []byte // the agent's raw id, restored on the response
 	method   string
 	decision string // for a presented permission request: the decision id
+
+	relay *relayCall // for a request forwarded to a teammate: who asked it
 }
 
 // HostOptions configure a [Host]. The zero value is a remote host with the

@@ -208,6 +208,10 @@ func (b *Bridge) agentNotification(msg []byte, env acp.Envelope) {
 		}
 	}
 	b.mu.Unlock()
+	if update != nil && b.opts.Watch != nil {
+		sid, _ := acp.StringValue(sidRaw)
+		b.opts.Watch(sid, update)
+	}
 	if update != nil && b.broker != nil {
 		kind := u.Kind.Bytes(msg)
 		if u.UpdateOther { // an escaped member name may still be sessionUpdate

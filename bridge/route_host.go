@@ -97,7 +97,8 @@ func (b *Bridge) hostBatch(h *Host, msg []byte) {
 }
 
 // hostRequest forwards a host request to the agent under a fresh bridge id,
-// in steps: note mode selections, serve session/attach itself, refuse what
+// in steps: serve one naming a teammate's session (teammate_watch.go),
+// note mode selections, serve session/attach itself, refuse what
 // cannot go (admitLocked), answer a repeated initialize from the cache,
 // start a prompt turn, register a session/load or session/resume, then
 // echo the prompt to the session's other hosts and send the request.
@@ -110,6 +111,9 @@ func (b *Bridge) hostRequest(h *Host, msg []byte, env acp.Envelope) {
 	}
 	if env.Method == acp.MethodInitialize {
 		noteHostCapabilities(h, params)
+	}
+	if b.teammateSessionRequest(h, c.origID, env.Method, params) {
+		return
 	}
 	if err := b.trackHostMode(h, env.Method, params); err != nil {
 		b.replyError(h, c.origID, err)
@@ -273,13 +277,19 @@ func (b *Bridge) forwardRequest(h *Host, c *call, bid []byte, bkey string, msg [
 func (b *Bridge) hostNotification(h *Host, msg []byte, env acp.Envelope) {
 	params := env.Params.Bytes(msg)
 	if isTeammateMethod(env.Method) {
-		if env.Method == upstream.MethodWithdraw {
+		switch env.Method {
+		case upstream.MethodWithdraw:
 			b.teammateWithdraw(h, params)
+		case upstream.MethodUpdate:
+			b.teammateUpdate(h, params)
 		}
 		return
 	}
 	if !h.mayPrompt() && env.Method != acp.MethodCancelRequest {
 		b.log.Warn("notification from a host whose person may not drive the agent; dropped", "host", h.ID, "person", h.personName(), "method", env.Method)
+		return
+	}
+	if b.teammateSessionCancel(h, env.Method, params) {
 		return
 	}
 	switch env.Method {
@@ -415,6 +425,10 @@ func (b *Bridge) hostResponse(h *Host, msg []byte, env acp.Envelope) {
 		b.hostAnswered(h, oc.decision, env.Result.Bytes(msg), env.Error.Bytes(msg))
 		return
 	}
+	if oc.relay != nil {
+		oc.relay.host.send(acp.WithID(msg, env.ID, oc.relay.id))
+		return
+	}
 	b.answerAgent(oc.agentID, acp.WithID(msg, env.ID, oc.agentID))
 }
 
@@ -439,7 +453,9 @@ func (b *Bridge) hostLeft(h *Host) {
 	h.outgoing = map[string]*outCall{}
 	h.mu.Unlock()
 	for _, oc := range outgoing {
-		if oc.decision != "" {
+		if oc.relay != nil {
+			b.replyError(oc.relay.host, oc.relay.id, fmt.Errorf("%w: teammate %s disconnected before answering %s", acp.ErrNoHost, h.teammate, oc.method))
+		} else if oc.decision != "" {
 			b.broker.Abstain(oc.decision, h.ID, "host disconnected")
 		} else {
 			b.replyAgentError(oc.agentID, fmt.Errorf("%w: host %s disconnected before answering %s", acp.ErrNoHost, h.ID, oc.method))

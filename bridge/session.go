@@ -15,7 +15,7 @@ import (
 func (b *Bridge) SessionAlive(sid string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if name, ok := teammateOfSession(sid); ok && b.sessions[sid] == nil {
+	if name, ok := teammateOfSession(sid); ok && (b.sessions[sid] == nil || b.sessions[sid].teammate != "") {
 		return b.teammates[name] != nil && !b.agentGone
 	}
 	return b.sessions[sid] != nil && !b.agentGone

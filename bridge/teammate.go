@@ -97,7 +97,7 @@ func (b *Bridge) teammateAsk(h *Host, id []byte, params []byte) {
 		b.replyError(h, id, err)
 		return
 	}
-	req, err := teammateRequest(a)
+	req, err := teammateRequest(a, b.epoch)
 	if err != nil {
 		b.replyError(h, id, err)
 		return
@@ -112,8 +112,8 @@ func (b *Bridge) teammateAsk(h *Host, id []byte, params []byte) {
 // teammateRequest builds the lead's confirm.Request of ask a: a
 // session/request_permission of session "teammate:NAME/SESSION" with the
 // teammate's tool call and exact options, and the teammate's displayed
-// fields relayed verbatim.
-func teammateRequest(a upstream.Ask) (confirm.Request, error) {
+// fields relayed verbatim. Its agent key is [teammateKey].
+func teammateRequest(a upstream.Ask, epoch string) (confirm.Request, error) {
 	sid := upstream.SessionName(a.Teammate, a.SessionID)
 	type rawInput struct {
 		Command string `json:"command"`
@@ -136,7 +136,7 @@ func teammateRequest(a upstream.Ask) (confirm.Request, error) {
 		return confirm.Request{}, fmt.Errorf("%w: %v", acp.ErrInvalidParams, err)
 	}
 	timeout := min(max(time.Duration(a.TimeoutMs)*time.Millisecond, time.Second), confirm.MaxTimeout)
-	return confirm.Request{SessionID: sid, AgentKey: "teammate/" + a.Teammate + "/" + a.DecisionID, Params: params,
+	return confirm.Request{SessionID: sid, AgentKey: teammateKey(epoch, a.Teammate, a.DecisionID), Params: params,
 		Cwd: a.Cwd, Timeout: timeout, Producer: "teammate:" + a.Teammate,
 		Relayed: &confirm.Relayed{Title: a.Title, Command: a.Command, Classification: a.Classification,
 			Warnings: a.Warnings, DisplayedTextSHA256: a.DisplayedTextSHA256}}, nil
@@ -157,6 +157,9 @@ func (b *Bridge) decideTeammate(req confirm.Request, a upstream.Ask, id []byte) 
 	b.mu.Unlock()
 	presenters = append(presenters, b.opts.Presenters...)
 	b.broker.TrackSession(req.SessionID, req.Cwd)
+	b.mu.Lock()
+	b.teammateSessionLocked(req.SessionID, a.Teammate) // listed, so hosts can attach (teammate_watch.go)
+	b.mu.Unlock()
 	b.log.Info("teammate asks", "teammate", a.Teammate, "session", req.SessionID, "title", a.Title)
 	if _, err := b.broker.Ask(context.Background(), req, presenters); err != nil {
 		return errorMessage(id, err)
@@ -186,8 +189,14 @@ func (b *Bridge) teammateWithdraw(h *Host, params []byte) {
 		return
 	}
 	sid := upstream.SessionName(name, w.SessionID)
-	b.broker.CancelRequest(confirm.DecisionID(sid, "teammate/"+name+"/"+w.DecisionID))
+	b.broker.CancelRequest(confirm.DecisionID(sid, teammateKey(b.epoch, name, w.DecisionID)))
 }
+
+// teammateKey is the lead's agent key of teammate name's decision did:
+// the same ask re-offered to this lead (after a reconnect) joins the same
+// decision, and one re-offered to a restarted lead, whose durable store
+// holds the old decision closed (bridge_restart), opens a new one.
+func teammateKey(epoch, name, did string) string { return "teammate/" + epoch + "/" + name + "/" + did }
 
 // teammateLeft releases h's teammate name. b.mu is held.
 func (b *Bridge) teammateLeftLocked(h *Host) {

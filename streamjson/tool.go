@@ -129,3 +129,14 @@ func (m *Mapper) Permission(a PermissionAsk) []Message {
 func (m *Mapper) Denied(a PermissionAsk) {
 	m.denials = append(m.denials, PermissionDenial{ToolName: a.toolName(), ToolUseID: a.ToolCallID, ToolInput: a.input()})
 }
+
+// Cancelled records a permission request that was still pending when the
+// turn was cancelled (the script's interrupt, stdin EOF). The Claude
+// dialect lists it in the result's permission_denials, as Claude Code
+// does for a prompt the user interrupted; the Qwen dialect does not, as
+// Qwen Code does not (docs/stream-json.md).
+func (m *Mapper) Cancelled(a PermissionAsk) {
+	if m.opt.Dialect != DialectQwen {
+		m.Denied(a)
+	}
+}

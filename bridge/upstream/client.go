@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -43,7 +44,20 @@ type Options struct {
 	// MinBackoff and MaxBackoff bound the reconnect wait, which doubles
 	// after each failed attempt, with jitter (0: the defaults).
 	MinBackoff, MaxBackoff time.Duration
+	// Prompt runs a prompt turn the lead asked for (MethodPrompt, sent by
+	// a lead started with --allow-teammate-prompts) in session sessionID
+	// and returns the agent's session/prompt result; ctx ends when the
+	// connection to the lead does. Nil: such requests are refused.
+	Prompt func(ctx context.Context, sessionID string, prompt json.RawMessage) (json.RawMessage, error)
+	// Cancel cancels the prompt turn of sessionID the lead started
+	// (MethodCancel). Nil: ignored.
+	Cancel func(sessionID string)
 }
+
+// updateQueueLen bounds the session/update notifications waiting to be
+// forwarded to the lead; more are dropped (the lead's view then misses
+// them; the teammate's own hosts do not).
+const updateQueueLen = 4096
 
 // Client is a teammate's connection to its lead and a [confirm.Presenter]
 // of the teammate's broker: each decision presented to it is offered to
@@ -62,6 +76,9 @@ type Client struct {
 	conn    *websocket.Conn              // current connection after hello, or nil
 	calls   map[string]string            // ask request id → decision id, on conn
 	nextID  int64
+
+	updates chan []byte  // MethodUpdate notifications for the current connection
+	dropped atomic.Int64 // updates dropped: not connected, or the queue full
 }
 
 // New returns a client with opts; it connects when Run is called.
@@ -79,7 +96,8 @@ func New(opts Options) *Client {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Client{opts: opts, log: log, pending: map[string]*confirm.Decision{}, calls: map[string]string{}}
+	return &Client{opts: opts, log: log, pending: map[string]*confirm.Decision{}, calls: map[string]string{},
+		updates: make(chan []byte, updateQueueLen)}
 }
 
 // HostID returns "upstream:NAME", the host id of the lead's answers in the
@@ -120,6 +138,67 @@ func (c *Client) Won(d *confirm.Decision, _ confirm.Resolution) {
 	c.mu.Lock()
 	delete(c.pending, d.ID())
 	c.mu.Unlock()
+}
+
+// Update forwards the update member of one session/update of session
+// sessionID of the teammate's agent to the lead (MethodUpdate), without
+// blocking: while the lead is not connected, or when updateQueueLen are
+// waiting, it is dropped. Its bytes are sent as they are. It is the
+// bridge's Options.Watch of a teammate.
+func (c *Client) Update(sessionID string, update []byte) {
+	c.mu.Lock()
+	connected := c.conn != nil
+	c.mu.Unlock()
+	if !connected {
+		c.dropped.Add(1)
+		return
+	}
+	select {
+	case c.updates <- notification(MethodUpdate, UpdateParams(c.opts.Name, sessionID, update)):
+	default:
+		if c.dropped.Add(1)%1000 == 1 {
+			c.log.Warn("upstream: the lead reads the transcript too slowly; session/update notifications dropped", "teammate", c.opts.Name, "dropped", c.dropped.Load())
+		}
+	}
+}
+
+// forward writes the queued updates on conn, in order, until ctx ends.
+func (c *Client) forward(ctx context.Context, conn *websocket.Conn) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case msg := <-c.updates:
+			if err := conn.Write(ctx, websocket.MessageText, msg); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// serve runs the lead's MethodPrompt request id and queues its response.
+func (c *Client) serve(ctx context.Context, id, params []byte) {
+	var p Prompt
+	_, err := acp.DecodeObject(params, []string{"sessionId", "prompt"}, true)
+	if err == nil {
+		err = json.Unmarshal(params, &p)
+	}
+	var res json.RawMessage
+	if err == nil {
+		c.log.Info("upstream: the lead prompts a session", "teammate", c.opts.Name, "session", p.SessionID)
+		res, err = c.opts.Prompt(ctx, p.SessionID, p.Prompt)
+	}
+	msg := []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":` + string(res) + `}`)
+	if err != nil {
+		e, _ := json.Marshal(acp.AsError(err))
+		msg = []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":` + string(e) + `}`)
+	}
+	// Behind the turn's updates, in the same queue: the lead's host
+	// gets the result after the transcript it ends.
+	select {
+	case c.updates <- msg:
+	case <-ctx.Done():
+	}
 }
 
 // Run connects to the lead and serves the connection, reconnecting with
@@ -178,6 +257,9 @@ func (c *Client) session(ctx context.Context) error {
 	if err := conn.Write(rctx, websocket.MessageText, request(`"hello"`, MethodHello, hello)); err != nil {
 		return fmt.Errorf("hello: %w", err)
 	}
+	var served sync.WaitGroup
+	defer served.Wait()
+	defer rcancel() // before the Wait: the forwarder and prompts end with the connection
 	for {
 		_, data, err := conn.Read(rctx)
 		if err != nil {
@@ -197,12 +279,24 @@ func (c *Client) session(ctx context.Context) error {
 					return fmt.Errorf("hello refused: %s", env.Error.Bytes(data))
 				}
 				c.connected(conn)
+				served.Go(func() { c.forward(rctx, conn) })
 				continue
 			}
 			c.answered(data, env)
+		case acp.KindNotification:
+			if env.Method == MethodCancel && c.opts.Cancel != nil {
+				var p Cancel
+				if json.Unmarshal(env.Params.Bytes(data), &p) == nil && p.SessionID != "" {
+					c.opts.Cancel(p.SessionID)
+				}
+			}
 		case acp.KindRequest:
-			// The lead never asks a teammate anything; its hosts'
-			// requests are not ours to serve.
+			if env.Method == MethodPrompt && c.opts.Prompt != nil {
+				id, params := append([]byte(nil), env.ID.Bytes(data)...), append([]byte(nil), env.Params.Bytes(data)...)
+				served.Go(func() { c.serve(rctx, id, params) })
+				continue
+			}
+			// Other requests of the lead's hosts are not ours to serve.
 			e, _ := json.Marshal(acp.AsError(fmt.Errorf("%w: a teammate connection serves no requests", acp.ErrMethodNotFound)))
 			go c.write(conn, []byte(`{"jsonrpc":"2.0","id":`+string(env.ID.Bytes(data))+`,"error":`+string(e)+`}`))
 		}

@@ -29,6 +29,19 @@ const (
 	// MethodWithdraw is the notification that the teammate's decision
 	// closed without the lead's answer. Params: [Withdraw].
 	MethodWithdraw = "_acpmux/teammate/withdraw"
+	// MethodUpdate is the notification that carries one session/update of
+	// the teammate's agent to the lead, which shows it to its hosts under
+	// the session "teammate:NAME/SESSION". Params: [Update].
+	MethodUpdate = "_acpmux/teammate/update"
+	// MethodPrompt is the request a lead started with
+	// --allow-teammate-prompts sends its teammate when one of its hosts
+	// prompts the teammate's session. Params: [Prompt]; result: the
+	// agent's session/prompt result, verbatim.
+	MethodPrompt = "_acpmux/teammate/prompt"
+	// MethodCancel is the notification a lead started with
+	// --allow-teammate-prompts sends its teammate when one of its hosts
+	// sends session/cancel for the teammate's session. Params: [Cancel].
+	MethodCancel = "_acpmux/teammate/cancel"
 )
 
 // namePattern is what a teammate name may be.
@@ -128,4 +141,32 @@ func DecodeAsk(params json.RawMessage) (Ask, error) {
 		return a, fmt.Errorf("%w: sessionId, decisionId, options and displayedTextSha256 are required", acp.ErrInvalidParams)
 	}
 	return a, nil
+}
+
+// Update is the params of MethodUpdate: the update member of the agent's
+// session/update, verbatim.
+type Update struct {
+	Teammate  string          `json:"teammate"`
+	SessionID string          `json:"sessionId"`
+	Update    json.RawMessage `json:"update"`
+}
+
+// Prompt is the params of MethodPrompt: the prompt member of the lead
+// host's session/prompt, verbatim, for the teammate's session SessionID.
+type Prompt struct {
+	SessionID string          `json:"sessionId"`
+	Prompt    json.RawMessage `json:"prompt"`
+}
+
+// Cancel is the params of MethodCancel.
+type Cancel struct {
+	SessionID string `json:"sessionId"`
+}
+
+// UpdateParams returns the params of MethodUpdate for update of session
+// sid of teammate name, with update's bytes kept as they are.
+func UpdateParams(name, sid string, update []byte) []byte {
+	n, _ := json.Marshal(name)
+	s, _ := json.Marshal(sid)
+	return []byte(`{"teammate":` + string(n) + `,"sessionId":` + string(s) + `,"update":` + string(update) + `}`)
 }

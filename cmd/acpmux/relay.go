@@ -42,6 +42,7 @@ type relayFlags struct {
 	notify          stringList
 	notifyAfter     time.Duration
 	daily           dailyFlags // daily.go
+	teammate        teammateFlags
 }
 
 func (f *relayFlags) register(fs *flag.FlagSet) {
@@ -61,6 +62,7 @@ func (f *relayFlags) register(fs *flag.FlagSet) {
 	f.gate.register(fs)
 	registerNotifyFlags(fs, &f.notify, &f.notifyAfter) // notify.go
 	f.daily.register(fs)
+	f.teammate.register(fs) // teammates.go
 }
 
 // relay is one agent behind the bridge with the broker, the store and the
@@ -211,14 +213,14 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 	}
 	log.Info("agent started", "argv", argv, "pid", agent.Pid(), "state", st.Path())
 	r.agent = agent
-	r.bridge = bridge.New(agent, r.daily.bridgeOptions(bridge.Options{
+	r.bridge = bridge.New(agent, r.teammateOptions(f, r.daily.bridgeOptions(bridge.Options{
 		MaxLineBytes:    f.maxLineBytes,
 		GracePeriod:     f.grace,
 		Logger:          log,
 		Broker:          broker,
 		Presenters:      extra,
 		NoAgentPlanMode: gate.noAgentPlan,
-	}))
+	})))
 	return r, nil
 }
 
@@ -237,8 +239,9 @@ func (r *relay) teammate(f *relayFlags, broker *confirm.Broker) error {
 		return fmt.Errorf("--upstream-token-file: %v", errOr(err, "empty file"))
 	}
 	r.daily.secret(string(tok))
+	lp := &leadPrompts{r: r, maxLineBytes: f.maxLineBytes} // teammates.go
 	r.up = upstream.New(upstream.Options{URL: f.upstream, Token: strings.TrimSpace(string(tok)), Name: f.name,
-		Broker: broker, Logger: r.log, MaxMessageBytes: int64(f.maxLineBytes)})
+		Broker: broker, Logger: r.log, MaxMessageBytes: int64(f.maxLineBytes), Prompt: lp.prompt, Cancel: lp.cancel})
 	return nil
 }
 

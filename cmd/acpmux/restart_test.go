@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,12 +66,22 @@ func startRelayProcessEnv(t *testing.T, script string, env []string, flags ...st
 // through the command wrap (such as sh -c 'ulimit ...; exec "$@"').
 func startRelayProcessWrapped(t *testing.T, wrap []string, script string, env []string, flags ...string) *runningRelay {
 	t.Helper()
+	return startRelayAgent(t, wrap, []string{os.Args[0]}, append([]string{acptest.EnvScript + "=" + script}, env...), flags...)
+}
+
+// startRelayAgent is startRelayProcessWrapped with the agent argv instead
+// of the scripted agent.
+func startRelayAgent(t *testing.T, wrap, agent []string, env []string, flags ...string) *runningRelay {
+	t.Helper()
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")
 	args := append([]string{"run", "--listen", "127.0.0.1:0", "--token-file", tokenFile}, flags...)
-	args = append(append(append([]string{}, wrap...), "acpmux"), append(args, "--", os.Args[0])...)
+	args = append(append(append([]string{}, wrap...), "acpmux"), append(append(args, "--"), agent...)...)
+	if i := slices.Index(flags, "--token-file"); i >= 0 && i+1 < len(flags) {
+		tokenFile = flags[i+1] // a later flag wins
+	}
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = append(append(os.Environ(), acptest.EnvScript+"="+script), env...)
+	cmd.Env = append(os.Environ(), env...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	stderr, _ := cmd.StderrPipe()

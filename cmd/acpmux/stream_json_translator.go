@@ -540,6 +540,11 @@ func (t *translator) interrupt(requestID string) {
 	sid := t.sid
 	t.mu.Unlock()
 	pending := t.conf.Interrupt()
+	t.mu.Lock()
+	for _, a := range pending {
+		t.m.Cancelled(a)
+	}
+	t.mu.Unlock()
 	for _, a := range pending {
 		t.emit(&streamjson.ControlCancelRequest{RequestID: a.RequestID})
 	}
