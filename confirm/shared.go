@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/acpmux/acpmux/confirm/store"
@@ -20,6 +21,10 @@ type BridgeRef struct {
 	Host  string   `json:"host"`
 	Agent []string `json:"agent"`
 	Cwd   string   `json:"cwd"`
+	// Live: the bridge is this one, or its latest heartbeat is within the
+	// lease ([SharedOptions].Lease); a bridge that is not live has stopped
+	// or died, and its open decisions end owner_lost.
+	Live bool `json:"live"`
 }
 
 // Defaults of [SharedOptions] (docs/inbox.md, "A bridge that dies").
@@ -49,7 +54,8 @@ type SharedOptions struct {
 // sharedState is the broker's cache of the registry and the wake-ups of
 // answers waiting for their owner. It has its own lock.
 type sharedState struct {
-	mu      sync.Mutex // guards bridges, fetched, waiting
+	lease   atomic.Int64 // SharedOptions.Lease in nanoseconds, once RunShared started; 0: DefaultLease
+	mu      sync.Mutex   // guards bridges, fetched, waiting
 	bridges map[string]store.Bridge
 	fetched time.Time
 	waiting map[string]chan struct{} // by decision id: closed at its next change
@@ -114,6 +120,7 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 	if opts.Lease <= 0 {
 		opts.Lease = DefaultLease
 	}
+	b.shared.lease.Store(int64(opts.Lease))
 	if opts.Bridge.ID != "" {
 		if err := sh.RegisterBridge(ctx, opts.Bridge); err != nil {
 			return fmt.Errorf("run shared: %w", err)
@@ -455,13 +462,18 @@ func (b *Broker) bridgeRef(ctx context.Context, id string) *BridgeRef {
 		}
 	}
 	if !ok {
-		return &BridgeRef{ID: id, Agent: []string{}}
+		return &BridgeRef{ID: id, Agent: []string{}, Live: id == b.opts.BridgeID}
 	}
 	agent := br.Agent
 	if agent == nil {
 		agent = []string{}
 	}
-	return &BridgeRef{ID: br.ID, Name: br.Name, Host: br.Host, Agent: agent, Cwd: br.Cwd}
+	lease := time.Duration(c.lease.Load())
+	if lease <= 0 {
+		lease = DefaultLease
+	}
+	live := br.ID == b.opts.BridgeID || time.Since(br.Heartbeat) < lease
+	return &BridgeRef{ID: br.ID, Name: br.Name, Host: br.Host, Agent: agent, Cwd: br.Cwd, Live: live}
 }
 
 // tagView sets v.Bridge to bridge id's object.

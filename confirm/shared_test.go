@@ -150,3 +150,42 @@ func TestAnswersRacingFromTwoBridgesOneWins(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionBridgesMarksLiveOnes: of two bridges that used session
+// sess-1, the one whose heartbeat is older than the lease is not live, the
+// running one is; the API uses that to route a session id that only one
+// live bridge still has (docs/decisions.md, "Many bridges").
+func TestSessionBridgesMarksLiveOnes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	a := sharedBroker(t, path, "A", confirm.Options{})
+	s, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	old := time.Now().Add(-time.Hour)
+	if err := s.RegisterBridge(context.Background(), store.Bridge{ID: "Z", Name: "gone", Host: "box", Agent: []string{"x"}, Started: old, Heartbeat: old}); err != nil {
+		t.Fatal(err)
+	}
+	rec := store.Record{ID: "z-1", SessionID: "sess-1", BridgeID: "Z", AgentKey: "k", Request: []byte(`{}`),
+		Snapshot: []byte(`{"title":"t"}`), Status: store.StatusOpen, CreatedAt: old, Deadline: old.Add(time.Minute),
+		Events: []store.Event{{Seq: 1, At: old, Type: store.EventOpened}}}
+	if _, _, err := s.Insert(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	ide := newHost("ide")
+	ch := ask(a, req("sess-1", "k"), ide)
+	ide.wait(t)
+	defer func() { a.CancelSession("sess-1", "test over"); await(t, ch) }()
+	refs, err := a.SessionBridges(context.Background(), "sess-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := map[string]bool{}
+	for _, r := range refs {
+		live[r.ID] = r.Live
+	}
+	if len(refs) != 2 || !live["A"] || live["Z"] {
+		t.Fatalf("candidates %+v: want A live and Z not", refs)
+	}
+}

@@ -16,7 +16,8 @@ type AmbiguousBody struct {
 }
 
 // bridgeOf returns the bridge a session route means: the one ?bridge=
-// names, or the only bridge that has session sid. With several and no
+// names, or the only bridge that has session sid, or the only live one of
+// several ([confirm.BridgeRef].Live). With several live ones and no
 // ?bridge= it writes 409 ambiguous_session with the candidates; with a
 // ?bridge= that has no such session, 404. Without a shared store it
 // returns "" (this bridge).
@@ -48,6 +49,9 @@ func (s *server) bridgeOf(w http.ResponseWriter, r *http.Request, sid string) (s
 		return s.b.BridgeID(), true
 	case 1:
 		return cands[0].ID, true
+	}
+	if live := liveOnly(cands); len(live) == 1 {
+		return live[0].ID, true // the others stopped or died: their decisions can no longer be answered
 	}
 	var body AmbiguousBody
 	body.Error.Code = "ambiguous_session"
@@ -91,4 +95,15 @@ func (s *server) answerable(w http.ResponseWriter, r *http.Request) (confirm.Vie
 		return confirm.View{}, true // the broker's Answer judges the ids, as before
 	}
 	return s.sharedDecision(w, r, bid, sid, r.PathValue("decisionId"))
+}
+
+// liveOnly returns the live bridges of cands.
+func liveOnly(cands []confirm.BridgeRef) []confirm.BridgeRef {
+	var out []confirm.BridgeRef
+	for _, c := range cands {
+		if c.Live {
+			out = append(out, c)
+		}
+	}
+	return out
 }
