@@ -77,7 +77,7 @@ func StartAgent(opts AgentOptions) (*Agent, error) {
 		return nil, fmt.Errorf("%w %q: %w", ErrAgentStart, opts.Argv[0], err)
 	}
 	a := &Agent{cmd: cmd, stdout: stdout, exited: make(chan struct{})}
-	a.conn = NewNDJSONConn(stdout, stdin, stdin, opts.MaxLineBytes)
+	a.conn = newRecyclingConn(stdout, stdin, stdin, opts.MaxLineBytes)
 	return a, nil
 }
 

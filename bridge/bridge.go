@@ -87,6 +87,10 @@ type Bridge struct {
 	// pending holds notifications the agent reader has not handed to
 	// their hosts yet (agent reader goroutine only).
 	pending []pendingBatch
+	// line is the block of the agent line being routed, lent by the
+	// agent's conn until its next read (nil: the line is the bridge's
+	// own); only the agent reader uses it. See lineBlock.
+	line *lineBlock
 	// agentParser parses agent messages (only the agent reader uses it).
 	agentParser acp.Parser
 	// reads counts the agent reader's reads; inRead is set while it waits

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,7 +14,9 @@ import (
 // Conn carries whole JSON-RPC messages to and from one peer. ReadMessage
 // returns one message without framing, in a slice the caller owns; it is
 // called from one goroutine only. WriteMessages writes a batch of messages
-// in order, each as one frame, and is called from one goroutine only. Close
+// in order, each as one frame, and is called from one goroutine only; it
+// must not keep msgs or any slice of them once it returns (a host's
+// writer hands the memory of the agent's lines back for reuse then). Close
 // unblocks both and may be called more than once.
 type Conn interface {
 	ReadMessage() ([]byte, error)
@@ -36,8 +39,34 @@ func NewNDJSONConn(r io.Reader, w io.Writer, closer io.Closer, maxLineBytes int)
 	return &ndjsonConn{lr: newLineReader(r, maxLineBytes), w: bufio.NewWriterSize(w, ioBytes), closer: closer}
 }
 
-// ReadMessage returns the next line, without its newline ([Conn]).
-func (c *ndjsonConn) ReadMessage() ([]byte, error) { return c.lr.next() }
+// newRecyclingConn is NewNDJSONConn for the agent's stdout: its lines can
+// be lent (readShared) from blocks that are reused.
+func newRecyclingConn(r io.Reader, w io.Writer, closer io.Closer, maxLineBytes int) *ndjsonConn {
+	c := NewNDJSONConn(r, w, closer, maxLineBytes).(*ndjsonConn)
+	c.lr.recycle = true
+	return c
+}
+
+// sharedReader is a Conn whose lines can be lent: readShared returns the
+// next message as ReadMessage does, valid only until the next readShared
+// unless the caller retains blk (nil: the caller owns the message). See
+// lineBlock.
+type sharedReader interface {
+	readShared() (msg []byte, blk *lineBlock, err error)
+}
+
+// ReadMessage returns the next line, without its newline ([Conn]); a
+// recycling conn returns a copy, since the caller owns it.
+func (c *ndjsonConn) ReadMessage() ([]byte, error) {
+	line, blk, err := c.lr.readShared()
+	if blk != nil {
+		line = bytes.Clone(line)
+	}
+	return line, err
+}
+
+// readShared lends the next line ([sharedReader]).
+func (c *ndjsonConn) readShared() ([]byte, *lineBlock, error) { return c.lr.readShared() }
 
 // WriteMessages writes msgs, each followed by "\n", and flushes once.
 func (c *ndjsonConn) WriteMessages(msgs [][]byte) error {

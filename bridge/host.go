@@ -47,15 +47,15 @@ type Host struct {
 	person   *confirm.Person // HostOptions.Person (host_person.go)
 	notices  atomic.Bool     // its initialize advertised clientCapabilities.session.notices
 	conn     Conn
-	queue    chan [][]byte // batches of messages, in order
-	queued   atomic.Int64  // bytes in queue
-	msgs     atomic.Int64  // messages in queue
-	maxBytes int64         // bound on queued
-	maxMsgs  int64         // bound on msgs
-	space    chan struct{} // the writer freed some room
-	gone     chan struct{} // closed when the host is disconnected
-	flush    chan struct{} // closed to ask the writer to drain and stop
-	wdone    chan struct{} // closed when the writer has stopped
+	queue    chan hostBatch // batches of messages, in order
+	queued   atomic.Int64   // bytes in queue
+	msgs     atomic.Int64   // messages in queue
+	maxBytes int64          // bound on queued
+	maxMsgs  int64          // bound on msgs
+	space    chan struct{}  // the writer freed some room
+	gone     chan struct{}  // closed when the host is disconnected
+	flush    chan struct{}  // closed to ask the writer to drain and stop
+	wdone    chan struct{}  // closed when the writer has stopped
 
 	goneOnce, flushOnce sync.Once
 	cause               atomic.Value // error: why the host is gone
@@ -117,7 +117,7 @@ func NewHost(id string, conn Conn, opts HostOptions) *Host {
 	}
 	return &Host{
 		ID: id, Blocking: blocking, Driver: opts.Driver, conn: conn, kind: cmp.Or(opts.Kind, "other"), person: opts.Person,
-		queue:    make(chan [][]byte, queueLen),
+		queue:    make(chan hostBatch, queueLen),
 		maxBytes: DefaultHostQueueBytes,
 		maxMsgs:  int64(queueLen),
 		space:    make(chan struct{}, 1),
@@ -140,14 +140,53 @@ func (h *Host) Err() error {
 	return nil
 }
 
+// hostBatch is messages handed to a host's writer at once, in order, and
+// the blocks of the agent's stdout some of them are lines of (lineBlock),
+// each retained once for the batch: the writer releases them once it has
+// written the batch. A batch that is never written (the host is gone) is
+// released by sendBatch or left to the collector, never released early.
+type hostBatch struct {
+	msgs   [][]byte
+	blocks []*lineBlock
+}
+
+// add appends msg, a line of blk (nil: a message of its own), retaining
+// blk unless the batch already holds it.
+func (hb *hostBatch) add(msg []byte, blk *lineBlock) {
+	hb.msgs = append(hb.msgs, msg)
+	if blk != nil && (len(hb.blocks) == 0 || hb.blocks[len(hb.blocks)-1] != blk) {
+		blk.retain()
+		hb.blocks = append(hb.blocks, blk)
+	}
+}
+
+// release drops the batch's holds on its blocks.
+func (hb *hostBatch) release() {
+	for i, blk := range hb.blocks {
+		blk.release()
+		hb.blocks[i] = nil
+	}
+	hb.blocks = hb.blocks[:0]
+}
+
 // send queues msg for the host. It reports false when the host is gone or,
 // for a non-blocking host, was just disconnected because its queue (in
 // messages or in bytes) is full. A blocking host makes the caller wait.
-func (h *Host) send(msg []byte) bool { return h.sendBatch([][]byte{msg}) }
+func (h *Host) send(msg []byte) bool { return h.sendBatch(hostBatch{msgs: [][]byte{msg}}) }
 
-// sendBatch queues msgs, in order, as one hand-over to the writer (one
-// wakeup for many messages). The caller gives up msgs. Like send.
-func (h *Host) sendBatch(msgs [][]byte) bool {
+// sendBatch queues hb, in order, as one hand-over to the writer (one
+// wakeup for many messages). The caller gives up hb, and its holds on
+// blocks: released here when hb is not queued. Like send.
+func (h *Host) sendBatch(hb hostBatch) bool {
+	if !h.queueBatch(hb) {
+		hb.release()
+		return false
+	}
+	return true
+}
+
+func (h *Host) queueBatch(hb hostBatch) bool {
+	msgs := hb.msgs
 	var n int64
 	for _, m := range msgs {
 		n += int64(len(m))
@@ -167,7 +206,7 @@ func (h *Host) sendBatch(msgs [][]byte) bool {
 		}
 		h.reserve(n, k)
 		select {
-		case h.queue <- msgs:
+		case h.queue <- hb:
 			return true
 		case <-h.gone:
 			h.reserve(-n, -k)
@@ -185,7 +224,7 @@ func (h *Host) sendBatch(msgs [][]byte) bool {
 	}
 	h.reserve(n, k)
 	select {
-	case h.queue <- msgs:
+	case h.queue <- hb:
 		return true
 	default:
 		h.reserve(-n, -k)
@@ -233,30 +272,38 @@ func (h *Host) disconnect(cause error) {
 func (h *Host) finish() { h.flushOnce.Do(func() { close(h.flush) }) }
 
 // writeLoop drains the queue in batches until the host is gone or finish
-// was called and the queue is empty.
+// was called and the queue is empty. Once WriteMessages has returned, the
+// batch's blocks are released (the Conn keeps nothing of what it wrote).
 func (h *Host) writeLoop() {
 	defer close(h.wdone)
-	batch := make([][]byte, 0, 64)
+	batch := hostBatch{msgs: make([][]byte, 0, 64)}
 	for {
 		select {
-		case msgs := <-h.queue:
-			batch = append(batch[:0], msgs...)
-			batch = h.drain(batch)
-			if err := h.conn.WriteMessages(batch); err != nil {
+		case hb := <-h.queue:
+			batch.msgs = append(batch.msgs[:0], hb.msgs...)
+			batch.blocks = append(batch.blocks[:0], hb.blocks...)
+			recycleMsgs(hb.msgs)
+			h.drain(&batch)
+			err := h.conn.WriteMessages(batch.msgs)
+			batch.release()
+			if err != nil {
 				h.disconnect(err)
 				return
 			}
-			h.written(batch)
-			clear(batch)
+			h.written(batch.msgs)
+			clear(batch.msgs)
 		case <-h.gone:
 			return
 		case <-h.flush:
 			for {
-				batch = h.drain(batch[:0])
-				if len(batch) == 0 {
+				batch.msgs = batch.msgs[:0]
+				h.drain(&batch)
+				if len(batch.msgs) == 0 {
 					return
 				}
-				if err := h.conn.WriteMessages(batch); err != nil {
+				err := h.conn.WriteMessages(batch.msgs)
+				batch.release()
+				if err != nil {
 					h.disconnect(err)
 					return
 				}
@@ -265,16 +312,18 @@ func (h *Host) writeLoop() {
 	}
 }
 
-func (h *Host) drain(batch [][]byte) [][]byte {
-	for len(batch) < 1024 {
+// drain moves what else is queued into batch, up to about 1024 messages.
+func (h *Host) drain(batch *hostBatch) {
+	for len(batch.msgs) < 1024 {
 		select {
-		case msgs := <-h.queue:
-			batch = append(batch, msgs...)
+		case hb := <-h.queue:
+			batch.msgs = append(batch.msgs, hb.msgs...)
+			batch.blocks = append(batch.blocks, hb.blocks...)
+			recycleMsgs(hb.msgs)
 		default:
-			return batch
+			return
 		}
 	}
-	return batch
 }
 
 // mintID returns a fresh id for an agent → host request, as raw JSON, and

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
+	"sync/atomic"
 )
 
 // DefaultMaxLineBytes is the default cap on one NDJSON message: 64 MiB,
@@ -23,6 +25,12 @@ var ErrLineTooLong = errors.New("line too long")
 // returned lines, and a full block is replaced by a new one, the line in
 // progress copied over). The collector frees a block once no line in it is
 // referenced.
+//
+// A recycling reader (recycle set: the agent's stdout) lends its lines
+// instead (readShared): its blocks are lineBlocks, counted, and a block
+// whose every holder has released it goes back to blockPool for the next
+// read, so a flood reuses a few blocks instead of allocating (and page
+// faulting in) a new one every 256 KiB.
 type lineReader struct {
 	r          io.Reader
 	max        int
@@ -31,6 +39,59 @@ type lineReader struct {
 	start, end int
 	shared     bool  // a line of buf was handed out: buf is never reused
 	err        error // the read error, returned once the lines before it are
+
+	recycle bool       // lend lines in counted blocks (readShared)
+	blk     *lineBlock // recycling: the current block (buf is blk.buf), one reference held by the reader
+	lineBlk *lineBlock // recycling: the block of the line read last, nil when that line is a copy
+}
+
+// lineBlock is a block of a recycling lineReader. refs counts its holders:
+// the reader while the block is current, and each consumer that retained
+// it to keep lines of it past the next read. At zero the block goes back
+// to blockPool (a block grown for a long line is left to the collector).
+//
+// Ownership rule: a line lent by readShared is valid until the next
+// readShared. A consumer that keeps it, or any slice of it, longer must
+// either retain the block (and release it once it no longer reads the
+// line: a host's writer once the line is written) or copy what it keeps
+// (the replay log, the broker, a tap). Releasing a block early lets the
+// reader overwrite lines still queued elsewhere.
+type lineBlock struct {
+	buf  []byte
+	refs atomic.Int32
+}
+
+// blockPool holds released blocks of blockBytes; blocksMade counts the
+// blocks it had to make (the rest were reused).
+var (
+	blockPool = sync.Pool{New: func() any {
+		blocksMade.Add(1)
+		return &lineBlock{buf: make([]byte, blockBytes)}
+	}}
+	blocksMade atomic.Int64
+)
+
+// retain adds a holder of b (nil: a line the holder owns, nothing to do).
+// Only the reader's goroutine retains, while the block's lines are still
+// valid, so a block is never retained after it went back to the pool.
+func (b *lineBlock) retain() {
+	if b != nil {
+		b.refs.Add(1)
+	}
+}
+
+// release drops a holder of b (nil: nothing to do); the last one returns
+// b to blockPool.
+func (b *lineBlock) release() {
+	if b == nil {
+		return
+	}
+	switch n := b.refs.Add(-1); {
+	case n == 0 && cap(b.buf) == blockBytes:
+		blockPool.Put(b)
+	case n < 0:
+		panic("bridge: line block released more often than retained")
+	}
 }
 
 // ioBytes is the buffer size of an NDJSON writer and the block size of an
@@ -97,6 +158,7 @@ func (lr *lineReader) read() ([]byte, error) {
 				line := pending[:n:n]
 				lr.start += n
 				lr.shared = true
+				lr.lineBlk = lr.blk
 				if len(trimEOL(line)) > lr.max {
 					return nil, lr.tooLong()
 				}
@@ -104,6 +166,7 @@ func (lr *lineReader) read() ([]byte, error) {
 					// A shorter line in a block grown for a long one: a
 					// copy, so that keeping it does not keep that block.
 					line = append(make([]byte, 0, n), line...)
+					lr.lineBlk = nil
 				}
 				return line, nil
 			}
@@ -126,6 +189,7 @@ func (lr *lineReader) read() ([]byte, error) {
 			line := lr.buf[lr.start:lr.end:lr.end]
 			lr.start = lr.end
 			lr.shared = lr.shared || len(line) > 0
+			lr.lineBlk = lr.blk
 			return line, err
 		}
 		lr.fill()
@@ -144,12 +208,16 @@ func (lr *lineReader) fill() {
 	if cap(lr.buf)-lr.end < minReadBytes || grown {
 		pending := lr.buf[lr.start:lr.end]
 		size := max(blockBytes, 2*len(pending))
-		if lr.shared || cap(lr.buf) != size {
-			lr.buf = make([]byte, size)
-			lr.shared = false
+		if lr.recycle {
+			lr.nextBlock(pending, size)
+		} else {
+			if lr.shared || cap(lr.buf) != size {
+				lr.buf = make([]byte, size)
+				lr.shared = false
+			}
+			lr.buf = lr.buf[:cap(lr.buf)]
+			lr.start, lr.end = 0, copy(lr.buf, pending)
 		}
-		lr.buf = lr.buf[:cap(lr.buf)]
-		lr.start, lr.end = 0, copy(lr.buf, pending)
 	}
 	for range 100 {
 		n, err := lr.r.Read(lr.buf[lr.end:])
@@ -167,6 +235,42 @@ func (lr *lineReader) fill() {
 		}
 	}
 	lr.err = io.ErrNoProgress
+}
+
+// nextBlock makes a block of size bytes current, with pending (the line in
+// progress) at its start, for a recycling reader: the current block itself
+// when no one else holds it (only the reader's goroutine retains, so a
+// count of one here cannot grow), else one from blockPool (or a new one
+// for a long line), releasing the reader's hold on the old one.
+func (lr *lineReader) nextBlock(pending []byte, size int) {
+	old := lr.blk
+	if old != nil && old.refs.Load() == 1 && len(old.buf) == size {
+		lr.start, lr.end = 0, copy(old.buf, pending)
+		return
+	}
+	var nb *lineBlock
+	if size == blockBytes {
+		nb = blockPool.Get().(*lineBlock)
+	} else {
+		nb = &lineBlock{buf: make([]byte, size)}
+	}
+	nb.refs.Store(1)
+	lr.blk, lr.buf = nb, nb.buf
+	lr.start, lr.end = 0, copy(lr.buf, pending)
+	old.release()
+}
+
+// readShared is next for a recycling reader: it lends the line, valid
+// until the next call, with its block (nil when the line is the caller's
+// own). See lineBlock for keeping it longer. On a reader that does not
+// recycle it is next, and the block is always nil.
+func (lr *lineReader) readShared() ([]byte, *lineBlock, error) {
+	lr.lineBlk = nil
+	line, err := lr.next()
+	if err != nil || !lr.recycle {
+		return line, nil, err
+	}
+	return line, lr.lineBlk, nil
 }
 
 func trimEOL(b []byte) []byte {

@@ -171,3 +171,71 @@ func TestLineReaderLongLineDoesNotPinItsBlock(t *testing.T) {
 		t.Errorf("the reader keeps a block of %d bytes after the long line", cap(lr.buf))
 	}
 }
+
+// TestRecyclingReaderKeepsRetainedBlocks: a recycling reader never writes
+// again into a block someone retained, however far it reads on, and
+// reuses a block once its last holder released it.
+func TestRecyclingReaderKeepsRetainedBlocks(t *testing.T) {
+	var in bytes.Buffer
+	var want []string
+	for i := 0; in.Len() < 12*blockBytes; i++ {
+		l := fmt.Sprintf(`{"n":%d,"pad":"%s"}`, i, strings.Repeat(string(rune('a'+i%26)), i%2000))
+		want = append(want, l)
+		in.WriteString(l + "\n")
+	}
+	lr := newLineReader(iotest.HalfReader(&in), 0)
+	lr.recycle = true
+	type held struct {
+		line []byte
+		blk  *lineBlock
+		i    int
+	}
+	var kept []held
+	seen := map[*lineBlock]bool{}
+	reused := false
+	var prev *lineBlock
+	var prevStart uintptr
+	for i := 0; ; i++ {
+		l, blk, err := lr.readShared()
+		if err == io.EOF {
+			break
+		}
+		if err != nil || blk == nil {
+			t.Fatalf("line %d: block %p, %v", i, blk, err)
+		}
+		if string(l) != want[i] {
+			t.Fatalf("line %d = %.40q..., want %.40q...", i, l, want[i])
+		}
+		// Reused: a block met again after others, or the current one
+		// read into from its start again.
+		start := uintptr(unsafe.Pointer(&l[0]))
+		if (blk != prev && seen[blk]) || (blk == prev && start < prevStart) {
+			reused = true
+		}
+		seen[blk], prev, prevStart = true, blk, start
+		switch {
+		case i%3 == 0 && i < len(want)/2:
+			// Kept to the end: the first half's blocks are never reused.
+			if len(kept) == 0 || kept[len(kept)-1].blk != blk {
+				blk.retain()
+			}
+			kept = append(kept, held{l, blk, i})
+		case i >= len(want)/2:
+			blk.retain() // a host's writer: released at once
+			blk.release()
+		}
+	}
+	for _, k := range kept {
+		if string(k.line) != want[k.i] {
+			t.Fatalf("kept line %d = %.40q..., want %.40q...", k.i, k.line, want[k.i])
+		}
+	}
+	if !reused {
+		t.Error("no block was reused after its holders released it")
+	}
+	for i, k := range kept {
+		if i == 0 || kept[i-1].blk != k.blk {
+			k.blk.release()
+		}
+	}
+}

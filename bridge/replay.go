@@ -44,6 +44,7 @@ type chunkRun struct {
 	messageID []byte   // raw messageId value, nil when absent
 	text      [][]byte // JSON-escaped text, without quotes, in blocks
 	size      int      // bytes in text
+	spare     []byte   // the last dropped block, reused by the next add that needs one
 }
 
 // add appends the escaped text of one chunk. A chunk is never split
@@ -53,15 +54,26 @@ func (c *chunkRun) add(text []byte) {
 	c.size += len(text)
 	n := len(c.text)
 	if n == 0 || len(c.text[n-1])+len(text) > cap(c.text[n-1]) {
-		c.text = append(c.text, make([]byte, 0, max(replayBlock, len(text))))
+		blk := c.spare
+		if blk == nil || cap(blk) < len(text) {
+			blk = make([]byte, 0, max(replayBlock, len(text)))
+		}
+		c.spare = nil
+		c.text = append(c.text, blk[:0])
 		n++
 	}
 	c.text[n-1] = append(c.text[n-1], text...)
 }
 
-// dropBlock drops the oldest text block.
+// dropBlock drops the oldest text block, keeping it as the spare when it
+// is of the usual size: a run over the budget then turns over its blocks
+// instead of allocating a new one for each it drops. Nothing else refers
+// to a block (messages copies the text out).
 func (c *chunkRun) dropBlock() {
 	c.size -= len(c.text[0])
+	if cap(c.text[0]) == replayBlock {
+		c.spare = c.text[0]
+	}
 	c.text[0] = nil
 	c.text = c.text[1:]
 }

@@ -1,11 +1,13 @@
 package bridge
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/acpmux/acpmux/acp"
@@ -14,9 +16,18 @@ import (
 // readAgent reads agent messages until its stdout closes or a message is
 // over the cap (a protocol failure that stops the agent).
 func (b *Bridge) readAgent() {
+	sr, _ := b.agent.conn.(sharedReader)
 	for {
 		b.inRead.Store(true)
-		msg, err := b.agent.conn.ReadMessage()
+		var msg []byte
+		var err error
+		if sr != nil {
+			// Lent until the next read: fromAgent retains the block for
+			// what it queues and copies anything else it keeps.
+			msg, b.line, err = sr.readShared()
+		} else {
+			msg, err = b.agent.conn.ReadMessage()
+		}
 		b.inRead.Store(false)
 		b.reads.Add(1)
 		if errors.Is(err, ErrLineTooLong) {
@@ -31,6 +42,7 @@ func (b *Bridge) readAgent() {
 			return
 		}
 		b.fromAgent(msg)
+		b.line = nil
 		if b.agent.buffered() == 0 {
 			b.flushPending() // about to wait for the agent: hand over what is pending
 		}
@@ -40,36 +52,55 @@ func (b *Bridge) readAgent() {
 // pendingBatch is what the agent reader has for one host and not handed
 // over yet. Only the agent reader goroutine touches b.pending.
 type pendingBatch struct {
-	h    *Host
-	msgs [][]byte
+	h     *Host
+	batch hostBatch
 }
 
 // maxPending bounds a host's pending batch before it is handed over.
 const maxPending = 512
 
+// msgsPool holds message slices of maxPending for pending batches: a
+// host's writer gives one back once it has taken the messages out
+// (recycleMsgs), so a flood does not allocate one per batch.
+var msgsPool = sync.Pool{New: func() any { s := make([][]byte, 0, maxPending); return &s }}
+
+// recycleMsgs gives msgs, a batch's slice whose messages were taken out,
+// back to msgsPool (one of another size is left to the collector).
+func recycleMsgs(msgs [][]byte) {
+	if cap(msgs) == maxPending {
+		clear(msgs)
+		msgs = msgs[:0]
+		msgsPool.Put(&msgs)
+	}
+}
+
 // enqueue adds a notification for h to its pending batch: the reader hands
 // a host many notifications at once, one wakeup of its writer per burst
-// instead of one per message.
+// instead of one per message. msg may be a line lent by the agent's conn
+// (its block is b.line): the batch retains the block until h's writer
+// has written it.
 func (b *Bridge) enqueue(h *Host, msg []byte) {
 	for i := range b.pending {
 		if p := &b.pending[i]; p.h == h {
-			p.msgs = append(p.msgs, msg)
-			if len(p.msgs) >= maxPending {
-				h.sendBatch(p.msgs)
-				p.msgs = nil
+			p.batch.add(msg, b.line)
+			if len(p.batch.msgs) >= maxPending {
+				h.sendBatch(p.batch)
+				p.batch = hostBatch{msgs: *msgsPool.Get().(*[][]byte)}
 			}
 			return
 		}
 	}
-	b.pending = append(b.pending, pendingBatch{h: h, msgs: append(make([][]byte, 0, 64), msg)})
+	p := pendingBatch{h: h, batch: hostBatch{msgs: *msgsPool.Get().(*[][]byte)}}
+	p.batch.add(msg, b.line)
+	b.pending = append(b.pending, p)
 }
 
 // flushPending hands every pending batch to its host, in order.
 func (b *Bridge) flushPending() {
 	for i := range b.pending {
-		if p := &b.pending[i]; len(p.msgs) > 0 {
-			p.h.sendBatch(p.msgs)
-			p.msgs = nil
+		if p := &b.pending[i]; len(p.batch.msgs) > 0 {
+			p.h.sendBatch(p.batch)
+			p.batch = hostBatch{}
 		}
 	}
 	b.pending = b.pending[:0]
@@ -89,6 +120,14 @@ func (b *Bridge) fromAgent(msg []byte) {
 		b.stats.dropped.Add(1)
 		b.log.Warn("agent wrote an invalid JSON-RPC message; not forwarded", "err", err, "line", truncate(msg, 200))
 		return
+	}
+	if b.line != nil && (env.Kind != acp.KindNotification || env.Method != acp.MethodSessionUpdate) {
+		// Only session/update notifications take the lent line to the
+		// hosts' queues (agentNotification); anything else may be kept
+		// by a goroutine, a map or the broker: a copy of its own, and
+		// the spans of env still apply.
+		msg = bytes.Clone(msg)
+		b.line = nil
 	}
 	if env.Kind != acp.KindResponse && isReserved(env.Method) {
 		b.agentReserved(msg, env)
@@ -218,13 +257,14 @@ func (b *Bridge) agentNotification(msg []byte, env acp.Envelope) {
 			kind = acp.MemberBytes(update, "sessionUpdate")
 		}
 		// Compared as raw JSON strings: no allocation per notification.
+		// update may be a lent line (b.line): the broker gets a copy.
 		switch string(kind) {
 		case `"tool_call"`, `"tool_call_update"`:
 			sid, _ := acp.StringValue(sidRaw)
-			b.broker.ToolCallUpdate(sid, update)
+			b.broker.ToolCallUpdate(sid, bytes.Clone(update))
 		case `"current_mode_update"`, `"config_option_update"`:
 			sid, _ := acp.StringValue(sidRaw)
-			b.trackAgentMode(sid, update)
+			b.trackAgentMode(sid, bytes.Clone(update))
 		}
 	}
 	for _, h := range hosts {

@@ -3,12 +3,13 @@
 // front of it), runs initialize, -sessions session/new and one
 // session/prompt per session, and prints one JSON line to stdout:
 //
-//	{"notifications": N, "seconds": S, "maxRSSKB": K, "hwmKB": H, ...}
+//	{"notifications": N, "seconds": S, "maxRSSKB": K, "hwmKB": H, "procCPUms": C, ...}
 //
 // where S is the time from sending the first prompt to receiving the last
 // prompt's response, K the peak resident set of the process it started and
 // its reaped descendants (getrusage), and H that process's own peak (VmHWM,
-// read before its stdin is closed). It exits 1 if a prompt turn did not
+// read before its stdin is closed); procCPUms and procMinorFaults are that
+// process's own CPU time and minor page faults, read at the same time. It exits 1 if a prompt turn did not
 // deliver -want notifications.
 //
 // Modes: by default it decodes every message with encoding/json into the
@@ -28,6 +29,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -140,6 +142,7 @@ func main() {
 	}
 	secs := time.Since(start).Seconds()
 	hwm := vmHWM(cmd.Process.Pid)
+	cpuMS, faults := procCPU(cmd.Process.Pid)
 	stdin.Close()
 	io.Copy(io.Discard, stdout)
 	cmd.Wait()
@@ -156,8 +159,32 @@ func main() {
 		at := func(p float64) float64 { return float64(delays[int(p*float64(len(delays)-1))]) / 1e3 }
 		lat = fmt.Sprintf(`, "p50us": %.1f, "p99us": %.1f, "maxus": %.1f`, at(0.5), at(0.99), float64(delays[len(delays)-1])/1e3)
 	}
-	fmt.Printf(`{"notifications": %d, "seconds": %.4f, "maxRSSKB": %d, "hwmKB": %d, "hostCPUSeconds": %.3f, "hostContextSwitches": %d%s}`+"\n",
-		total, secs, rssKB, hwm, cpu.Seconds(), self.Nvcsw+self.Nivcsw, lat)
+	fmt.Printf(`{"notifications": %d, "seconds": %.4f, "maxRSSKB": %d, "hwmKB": %d, "hostCPUSeconds": %.3f, "hostContextSwitches": %d, "procCPUms": %.1f, "procMinorFaults": %d%s}`+"\n",
+		total, secs, rssKB, hwm, cpu.Seconds(), self.Nvcsw+self.Nivcsw, cpuMS, faults, lat)
+}
+
+// procCPU returns the CPU time (ms) the threads of process pid have run,
+// from /proc/PID/task/*/schedstat (nanoseconds, so precise for a short
+// run; threads that already exited are not counted), and its minor page
+// faults (/proc/PID/stat). It is read with VmHWM, before the process's
+// stdin is closed: the process itself only, not the agent it started.
+func procCPU(pid int) (ms float64, minorFaults int64) {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	for _, t := range tasks {
+		b, _ := os.ReadFile(t)
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			ns, _ := strconv.ParseInt(f[0], 10, 64)
+			ms += float64(ns) / 1e6
+		}
+	}
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if i := bytes.LastIndexByte(b, ')'); i >= 0 {
+		// After "pid (comm)": state is field 3, minflt field 10.
+		if f := strings.Fields(string(b[i+1:])); len(f) > 7 {
+			minorFaults, _ = strconv.ParseInt(f[7], 10, 64)
+		}
+	}
+	return ms, minorFaults
 }
 
 // vmHWM returns the peak resident set (KiB) of process pid, 0 if unknown.

@@ -48,6 +48,16 @@ func main() {
 			os.Exit(code)
 		}
 	}
+	// ACPMUX_MEMPROFILE=FILE writes the allocations profile of the whole
+	// run when it ends (go tool pprof -sample_index=alloc_space).
+	if p := os.Getenv("ACPMUX_MEMPROFILE"); p != "" {
+		code := Main(os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})
+		if f, err := os.Create(p); err == nil {
+			pprof.Lookup("allocs").WriteTo(f, 0)
+			f.Close()
+		}
+		os.Exit(code)
+	}
 	os.Exit(Main(os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr}))
 }
 
