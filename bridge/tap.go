@@ -65,3 +65,19 @@ func (c *tapConn) CloseWithCause(cause error) error {
 	}
 	return c.Conn.Close()
 }
+
+// readShared lends the wrapped Conn's next line when it can ([sharedReader])
+// and taps it; otherwise it reads a message the caller owns (blk nil). The
+// Tap copies what it keeps, so a lent line may be tapped.
+func (c *tapConn) readShared() ([]byte, *lineBlock, error) {
+	sr, ok := c.Conn.(sharedReader)
+	if !ok {
+		m, err := c.ReadMessage()
+		return m, nil, err
+	}
+	m, blk, err := sr.readShared()
+	if err == nil {
+		c.tap.Message(c.in, c.host, m)
+	}
+	return m, blk, err
+}
