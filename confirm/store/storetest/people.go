@@ -84,8 +84,8 @@ var tamperCases = []struct {
 	{"VoteDressedUpAsPruned", dressUp("votes", "votes", "person = 'alice'"), 8, "pruned placeholder"},
 	{"ModeEventDressedUpAsPruned", dressUp("mode_events", "mode_events", "mode = 'plan'"), 7, "pruned placeholder"},
 	{"JournalRowDressedUpAsPruned", dressUp("decision_events", "decision_events", "decision_id = 'd1' AND seq = 3"), 4, "pruned placeholder"},
-	{"JournalRowOfDeletedDecisionDressedUpAsPruned", dressUp("decision_events", "decision_events", "decision_id = 'd1' AND seq = 3") +
-		`; DELETE FROM votes WHERE decision_id = 'd1'; DELETE FROM decision_events WHERE decision_id = 'd1'; DELETE FROM decisions WHERE id = 'd1'`, 2, "row removed"},
+	{"DeletedDecisionDressedUpAsPruned", dressUp("decision_events", "decision_events", "decision_id = 'd1'") +
+		`; DELETE FROM decisions WHERE id = 'd1'`, 2, "pruned placeholder"},
 }
 
 // dressUp returns the SQL that moves the rows of table matching where
