@@ -6,11 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/acpmux/acpmux/confirm/store"
-	"github.com/acpmux/acpmux/confirm/store/postgres"
-	"github.com/acpmux/acpmux/confirm/store/sqlite"
 )
 
 const auditVerifyUsage = `Usage: acpmux audit verify [--state PATH|URL]
@@ -19,7 +16,9 @@ Walks the hash chain over the decision journal, the audit rows, mode
 changes and quorum votes (docs/security.md, "Tamper-evident audit") and
 reports the first row that was changed, inserted or removed. On success it
 prints the number of rows checked and the head hash: keep that hash
-somewhere else to detect a rewrite of the whole chain.
+somewhere else to detect a rewrite of the whole chain. A store that holds
+no chain (not an acpmux store, or a SQLite file in WAL mode copied without
+its -wal file) is refused; the store is never created.
 
 Exit status: 0 the chain is whole, 1 it is broken or the store could not be
 read, 2 usage error.
@@ -39,16 +38,13 @@ func auditVerifyMain(args []string, s stdio) int {
 		fmt.Fprintf(s.err, "acpmux audit verify: unexpected argument %q\nRun 'acpmux audit verify --help' for usage.\n", fs.Arg(0))
 		return 2
 	}
-	if state == "" {
-		p, err := sqlite.DefaultPath()
-		if err != nil {
-			fmt.Fprintln(s.err, "acpmux audit verify:", err)
-			return 1
-		}
-		state = p
+	state, err := existingStore(state) // storecheck.go
+	if errors.Is(err, errNotAStore) {
+		fmt.Fprintf(s.err, "acpmux audit verify: no audit chain in this store (%s): %v\n", redactState(state), err)
+		return 1
 	}
-	if _, err := os.Stat(state); err != nil && state != sqlite.MemoryPath && !postgres.IsURL(state) {
-		fmt.Fprintln(s.err, "acpmux audit verify: no decision store:", err)
+	if err != nil {
+		fmt.Fprintln(s.err, "acpmux audit verify:", err)
 		return 1
 	}
 	st, err := openState(state) // state.go

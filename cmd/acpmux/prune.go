@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -25,10 +26,13 @@ they were granted by are kept. "acpmux run" does the same at start and
 hourly with --retain (default 30d). See docs/decisions.md, "Retention".
 
 DATE is RFC 3339 (2026-07-01T12:00:00Z) or a day (2026-07-01, midnight
-local time); without --before, DATE is now minus --retain.
+local time); without --before, DATE is now minus --retain. --before and
+--retain together are a usage error; --retain 0 is refused, since for
+"acpmux run" it means keep everything. The store must exist and be an
+acpmux store: prune never creates one.
 
-Exit status: 0 success, 1 the store could not be opened or pruned, 2 usage
-error.
+Exit status: 0 success, 1 the store does not exist or could not be opened
+or pruned, 2 usage error.
 
 Flags:
 `
@@ -50,6 +54,16 @@ func pruneMain(args []string, s stdio) int {
 		fmt.Fprintf(s.err, "acpmux prune: unexpected argument %q\nRun 'acpmux prune --help' for usage.\n", fs.Arg(0))
 		return 2
 	}
+	retainSet := false
+	fs.Visit(func(f *flag.Flag) { retainSet = retainSet || f.Name == "retain" })
+	switch {
+	case retainSet && before != "":
+		fmt.Fprintln(s.err, "acpmux prune: --before and --retain exclude each other: give one")
+		return 2
+	case retainSet && retain == 0:
+		fmt.Fprintln(s.err, "acpmux prune: --retain 0 means keep everything (as for acpmux run): nothing to prune; give a positive age (30d, 12h) or --before DATE")
+		return 2
+	}
 	cut := time.Now().Add(-time.Duration(retain))
 	if before != "" {
 		var err error
@@ -57,6 +71,15 @@ func pruneMain(args []string, s stdio) int {
 			fmt.Fprintln(s.err, "acpmux prune: --before:", err)
 			return 2
 		}
+	}
+	state, err := existingStore(state) // storecheck.go
+	if errors.Is(err, errNotAStore) {
+		fmt.Fprintf(s.err, "acpmux prune: no decision store in %s: %v\n", redactState(state), err)
+		return 1
+	}
+	if err != nil {
+		fmt.Fprintln(s.err, "acpmux prune:", err)
+		return 1
 	}
 	st, err := openState(state)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 
 // The tables whose rows are hash-chained (docs/security.md, "Tamper-evident
 // audit"): the decision journal, the audit rows, gate mode changes and
-// quorum votes.
+// quorum votes; and [ChainPruneEvents].
 const (
 	ChainDecisionEvents = "decision_events"
 	ChainPlanItems      = "plan_items"
@@ -21,7 +21,7 @@ const (
 )
 
 // ChainTables lists the chained tables in a fixed order.
-var ChainTables = []string{ChainDecisionEvents, ChainPlanItems, ChainModeEvents, ChainVotes}
+var ChainTables = []string{ChainDecisionEvents, ChainPlanItems, ChainModeEvents, ChainVotes, ChainPruneEvents}
 
 // ChainContent returns the canonical content of one chained row: the JSON
 // array of table followed by the row's column values in the table's column
@@ -50,7 +50,8 @@ func ChainHash(prev string, content []byte) string {
 // the chain started, or inserted around it). A Pruned row is the
 // placeholder that retention left for a row it deleted (docs/decisions.md,
 // "Retention"): its position, previous hash and hash, but no content, so
-// the chain stays unbroken across it.
+// the chain stays unbroken across it, as long as a chained prune event
+// vouches for it.
 type ChainRow struct {
 	Table   string
 	Key     string // the row's key, for reports ("decision=ID seq=3")
@@ -59,11 +60,19 @@ type ChainRow struct {
 	Hash    string
 	Content []byte // ChainContent of the row's columns as stored now; nil when Pruned
 	Pruned  bool
+	// For a Pruned row: the id of the prune event that left it, the
+	// decision whose journal row it stands for, and whether that decision
+	// is still in the store (then the row was not pruned but removed).
+	PruneID        int64
+	Decision       string
+	DecisionExists bool
 }
 
 // ChainHead is the chain's head row: the newest Seq and Hash, and how many
 // rows of each table the chain found when it started (Legacy, by table
-// name): those carry no hash.
+// name, as the head row records it): those carry no hash. [VerifyChain]
+// does not trust Legacy (the head row is not chained); it counts against
+// the chained anchor and prune events instead.
 type ChainHead struct {
 	Seq    int64
 	Hash   string
@@ -99,32 +108,65 @@ func (e *ChainError) Error() string {
 // unbroken chain ending at head, or the first break as a *ChainError: a
 // row whose content no longer gives its hash (changed), a position missing
 // (removed), two rows at one position or a row past the head (inserted), a
-// row whose previous hash is not its predecessor's hash, more rows without
-// a hash than the chain started with (inserted around the chain), or a
-// head that does not match the last row (rows removed at the end). A
-// pruned placeholder stands for its row: its hash continues the chain, its
-// content is not checked. It reports n, the number of chained rows
+// row whose previous hash is not its predecessor's hash, a count of rows
+// without a hash that differs from the chained anchor's count less what
+// chained prunes deleted (inserted or removed around the chain), or a head
+// that does not match the last row (rows removed at the end). A pruned
+// placeholder stands for its row, its content not checked, only when a
+// chained prune event after it covers it: the event's count and
+// [PlaceholdersDigest] match exactly the placeholders carrying its id, the
+// placeholder stands for a journal row (decision_events) and its decision
+// is no longer in the store. It reports n, the number of chained rows
 // checked, placeholders included.
 func VerifyChain(head ChainHead, rows []ChainRow) (n int64, err error) {
 	var chained []ChainRow
 	legacy := map[string]int64{}
+	events := map[int64]pruneRow{}
+	var anchors int
+	var anchor *PruneEvent
 	for _, r := range rows {
 		if r.Seq == 0 {
 			legacy[r.Table]++
-			if legacy[r.Table] > head.Legacy[r.Table] {
-				return 0, &ChainError{Table: r.Table, Key: r.Key, Problem: "row inserted without a chain hash"}
-			}
 			continue
+		}
+		if r.Table == ChainPruneEvents && !r.Pruned {
+			e, err := ParsePruneEvent(r.Content)
+			if err != nil {
+				return 0, &ChainError{Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: err.Error()}
+			}
+			events[e.ID] = pruneRow{r.Seq, e}
+			if e.Kind == PruneKindAnchor {
+				anchors++
+				anchor = e
+			}
 		}
 		chained = append(chained, r)
 	}
-	for _, t := range ChainTables {
-		if legacy[t] < head.Legacy[t] {
-			return 0, &ChainError{Table: t, Problem: fmt.Sprintf("%d rows from before the chain started were removed", head.Legacy[t]-legacy[t])}
+	if anchors != 1 {
+		return 0, &ChainError{Table: ChainPruneEvents, Problem: fmt.Sprintf("%d chain anchors, want exactly 1 (the anchor was removed or a second one inserted)", anchors)}
+	}
+	want := map[string]int64{}
+	for t, c := range anchor.Legacy {
+		want[t] = c
+	}
+	for _, e := range events {
+		if e.Prune.Kind == PruneKindPrune {
+			for t, c := range e.Prune.Legacy {
+				want[t] -= c
+			}
 		}
 	}
+	for _, t := range ChainTables {
+		switch {
+		case legacy[t] > want[t]:
+			return 0, &ChainError{Table: t, Problem: fmt.Sprintf("%d rows inserted without a chain hash", legacy[t]-want[t])}
+		case legacy[t] < want[t]:
+			return 0, &ChainError{Table: t, Problem: fmt.Sprintf("%d rows from before the chain started were removed", want[t]-legacy[t])}
+		}
+	}
+	covered := coveredPlaceholders(chained, events)
 	slices.SortStableFunc(chained, func(a, b ChainRow) int { return cmp.Compare(a.Seq, b.Seq) })
-	prev, want := "", int64(1)
+	prev, next := "", int64(1)
 	for i, r := range chained {
 		if i+1 < len(chained) && chained[i+1].Seq == r.Seq {
 			if r.Prev == prev && (r.Pruned || ChainHash(r.Prev, r.Content) == r.Hash) {
@@ -133,24 +175,68 @@ func VerifyChain(head ChainHead, rows []ChainRow) (n int64, err error) {
 			return n, &ChainError{Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: "row inserted: a second row at this position"}
 		}
 		switch {
-		case r.Seq < want:
+		case r.Seq < next:
 			return n, &ChainError{Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: "row inserted: a second row at this position"}
 		case r.Seq > head.Seq:
 			return n, &ChainError{Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: fmt.Sprintf("row inserted: past the head (%d)", head.Seq)}
-		case r.Seq > want:
-			return n, &ChainError{Seq: want, Problem: "row removed"}
+		case r.Seq > next:
+			return n, &ChainError{Seq: next, Problem: "row removed"}
 		case r.Prev != prev:
 			return n, &ChainError{Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: "previous hash does not match the row before it (a row was inserted or removed before this one)"}
 		case !r.Pruned && ChainHash(r.Prev, r.Content) != r.Hash:
 			return n, &ChainError{Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: "row changed: its content does not give its hash"}
+		case r.Pruned && covered[r.Seq] != "":
+			return n, &ChainError{Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: "row removed: a pruned placeholder " + covered[r.Seq]}
 		}
-		prev, want, n = r.Hash, want+1, n+1
+		prev, next, n = r.Hash, next+1, n+1
 	}
-	if want-1 != head.Seq {
-		return n, &ChainError{Seq: want, Problem: fmt.Sprintf("row removed: the head is at %d, the last row at %d", head.Seq, want-1)}
+	if next-1 != head.Seq {
+		return n, &ChainError{Seq: next, Problem: fmt.Sprintf("row removed: the head is at %d, the last row at %d", head.Seq, next-1)}
 	}
 	if prev != head.Hash {
 		return n, &ChainError{Seq: head.Seq, Problem: "the head's hash does not match the last row"}
 	}
 	return n, nil
+}
+
+// coveredPlaceholders returns, by position, why each placeholder in rows
+// is not vouched for by the prune event it names in events; a placeholder
+// that is covered is not in the map.
+func coveredPlaceholders(rows []ChainRow, events map[int64]pruneRow) map[int64]string {
+	bad := map[int64]string{}
+	byEvent := map[int64][]ChainRow{}
+	for _, r := range rows {
+		if r.Pruned {
+			byEvent[r.PruneID] = append(byEvent[r.PruneID], r)
+		}
+	}
+	for id, ps := range byEvent {
+		e, ok := events[id]
+		list := make([]Placeholder, 0, len(ps))
+		for _, p := range ps {
+			list = append(list, Placeholder{Seq: p.Seq, Table: p.Table, Decision: p.Decision, Hash: p.Hash})
+		}
+		digestOK := ok && e.Prune.Placeholders == int64(len(ps)) && e.Prune.PlaceholdersSHA256 == PlaceholdersDigest(list)
+		for _, p := range ps {
+			switch {
+			case !ok:
+				bad[p.Seq] = fmt.Sprintf("names prune event %d, which is not in the chain", id)
+			case p.Table != ChainDecisionEvents:
+				bad[p.Seq] = "stands for a " + p.Table + " row: retention prunes only the journal (decision_events)"
+			case p.DecisionExists:
+				bad[p.Seq] = "stands for a journal row of decision " + p.Decision + ", which is still in the store"
+			case e.Seq <= p.Seq:
+				bad[p.Seq] = fmt.Sprintf("names prune event %d at position %d, before the row it stands for", id, e.Seq)
+			case !digestOK:
+				bad[p.Seq] = fmt.Sprintf("is not one of the placeholders prune event %d recorded (their count or digest differs)", id)
+			}
+		}
+	}
+	return bad
+}
+
+// pruneRow is a chained prune event and its position.
+type pruneRow struct {
+	Seq   int64
+	Prune *PruneEvent
 }

@@ -96,7 +96,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (store.PruneResult,
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, feedLock); err != nil {
 			return err
 		}
-		legacy, err := pruneChainedEvents(ctx, tx, b, nanos(time.Now()))
+		pe, err := pruneChainedEvents(ctx, tx, b, nanos(time.Now())) // pruned.go
 		if err != nil {
 			return err
 		}
@@ -114,7 +114,10 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (store.PruneResult,
 			return err
 		}
 		res.Decisions = int(tag.RowsAffected())
-		return pruneLegacy(ctx, tx, legacy)
+		if err := pruneLegacy(ctx, tx, pe.Legacy[store.ChainDecisionEvents]); err != nil || res.Decisions == 0 {
+			return err
+		}
+		return insertPruneEvent(ctx, tx, pe, nanos(time.Now()), b) // pruneevents.go
 	})
 	if err != nil {
 		return store.PruneResult{}, fmt.Errorf("store prune: %w", err)

@@ -70,6 +70,9 @@ func (s *Store) start(ctx context.Context) (err error) {
 	if s.from, err = migrate(ctx, s.pool); err != nil {
 		return err
 	}
+	if err := s.anchorChain(ctx, time.Now().UTC().UnixNano()); err != nil { // pruneevents.go
+		return fmt.Errorf("anchor the audit chain: %w", err)
+	}
 	s.recovered, err = s.cancelLeftOpen(ctx)
 	return err
 }

@@ -26,22 +26,36 @@ const migrationPrunedChain = `CREATE TABLE chain_pruned (
 
 // pruneChainedEvents records, in tx, the placeholders of the journal rows
 // of the decisions that prunable (with $1 = before) selects, before Prune
-// deletes them, and returns how many of those rows are from before the
-// chain started: Prune takes them off the head's legacy count with
-// [pruneLegacy], last in its transaction, because every chained write
-// locks the head row last (locking it first could deadlock with an append
-// that holds a key-share lock on a decision Prune deletes).
-func pruneChainedEvents(ctx context.Context, tx pgx.Tx, before, now int64) (legacy int64, err error) {
+// deletes them, each naming the prune event it returns (its ID, count,
+// digest and how many rows from before the chain started it deletes).
+// Prune takes those off the head's legacy count with [pruneLegacy] and
+// appends the event, chained, last in its transaction, because every
+// chained write locks the head row last (locking it first could deadlock
+// with an append that holds a key-share lock on a decision Prune deletes).
+func pruneChainedEvents(ctx context.Context, tx pgx.Tx, before, now int64) (store.PruneEvent, error) {
+	e := store.PruneEvent{Kind: store.PruneKindPrune}
+	var legacy int64
 	if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM decision_events WHERE chain_seq IS NULL AND decision_id IN (`+prunable+`)`,
 		before).Scan(&legacy); err != nil {
-		return 0, fmt.Errorf("count pruned legacy rows: %w", err)
+		return e, fmt.Errorf("count pruned legacy rows: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO chain_pruned (seq, table_name, row_key, prev, hash, pruned_at)
-		SELECT chain_seq, 'decision_events', 'decision=' || decision_id || ' seq=' || seq, chain_prev, chain_hash, $2
-		FROM decision_events WHERE chain_seq IS NOT NULL AND decision_id IN (`+prunable+`)`, before, now); err != nil {
-		return 0, fmt.Errorf("keep chain placeholders: %w", err)
+	e.Legacy = map[string]int64{store.ChainDecisionEvents: legacy}
+	var err error
+	if e.ID, err = nextPruneID(ctx, tx); err != nil {
+		return e, fmt.Errorf("next prune event: %w", err)
 	}
-	return legacy, nil
+	ps, err := placeholders(ctx, tx, `SELECT chain_seq, 'decision_events', decision_id, chain_hash
+		FROM decision_events WHERE chain_seq IS NOT NULL AND decision_id IN (`+prunable+`)`, before)
+	if err != nil {
+		return e, err
+	}
+	e.Placeholders, e.PlaceholdersSHA256 = int64(len(ps)), store.PlaceholdersDigest(ps)
+	if _, err := tx.Exec(ctx, `INSERT INTO chain_pruned (seq, table_name, row_key, prev, hash, pruned_at, prune_id, decision_id)
+		SELECT chain_seq, 'decision_events', 'decision=' || decision_id || ' seq=' || seq, chain_prev, chain_hash, $2, $3, decision_id
+		FROM decision_events WHERE chain_seq IS NOT NULL AND decision_id IN (`+prunable+`)`, before, now, e.ID); err != nil {
+		return e, fmt.Errorf("keep chain placeholders: %w", err)
+	}
+	return e, nil
 }
 
 // pruneLegacy takes n pruned rows from before the chain started off the
@@ -58,7 +72,8 @@ func pruneLegacy(ctx context.Context, tx pgx.Tx, n int64) error {
 
 // prunedRows reads the placeholders as [store.ChainRow]s with Pruned set.
 func prunedRows(ctx context.Context, tx pgx.Tx) ([]store.ChainRow, error) {
-	rows, err := tx.Query(ctx, `SELECT seq, table_name, row_key, prev, hash FROM chain_pruned`)
+	rows, err := tx.Query(ctx, `SELECT seq, table_name, row_key, prev, hash, COALESCE(prune_id, 0), decision_id,
+		EXISTS (SELECT 1 FROM decisions d WHERE d.id = chain_pruned.decision_id) FROM chain_pruned`)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +81,7 @@ func prunedRows(ctx context.Context, tx pgx.Tx) ([]store.ChainRow, error) {
 	var out []store.ChainRow
 	for rows.Next() {
 		r := store.ChainRow{Pruned: true}
-		if err := rows.Scan(&r.Seq, &r.Table, &r.Key, &r.Prev, &r.Hash); err != nil {
+		if err := rows.Scan(&r.Seq, &r.Table, &r.Key, &r.Prev, &r.Hash, &r.PruneID, &r.Decision, &r.DecisionExists); err != nil {
 			return nil, err
 		}
 		out = append(out, r)

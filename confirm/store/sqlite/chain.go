@@ -92,6 +92,9 @@ var chainQueries = []struct {
 		func(f []any) string { return fmt.Sprintf("session=%v at=%v", f[0], f[1]) }},
 	{store.ChainVotes, `SELECT decision_id, person, option_id, snapshot_sha256, at, chain_seq, chain_prev, chain_hash FROM votes`,
 		func(f []any) string { return fmt.Sprintf("decision=%v person=%v", f[0], f[1]) }},
+	{store.ChainPruneEvents, `SELECT id, kind, at, pruned_before, placeholders, placeholders_sha256, legacy_events, legacy_plan_items,
+		legacy_mode_events, legacy_votes, chain_seq, chain_prev, chain_hash FROM prune_events`,
+		func(f []any) string { return fmt.Sprintf("%v=%v", f[1], f[0]) }}, // pruneevents.go
 }
 
 // ChainState implements [store.Chain], in one read transaction.

@@ -15,7 +15,8 @@ import (
 
 // TestChainStartsAtTheMigration: a database of schema version 3 with a
 // journal is migrated; its old rows carry no hash and the chain starts
-// after them; new rows are chained; removing an old row is reported.
+// after them, at the anchor the store writes when it opens; new rows are
+// chained; removing an old row is reported.
 func TestChainStartsAtTheMigration(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	db, err := sql.Open("sqlite", path)
@@ -48,7 +49,7 @@ func TestChainStartsAtTheMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, err := store.VerifyChain(head, rows); err != nil || n != 1 || head.Legacy[store.ChainDecisionEvents] != 2 {
+	if n, err := store.VerifyChain(head, rows); err != nil || n != 2 || head.Legacy[store.ChainDecisionEvents] != 2 {
 		t.Fatalf("after the migration: %d rows, %v, legacy %v", n, err, head.Legacy)
 	}
 	if err := sqlite.ExecForTest(s, `DELETE FROM decision_events WHERE decision_id = 'old' AND seq = 1`); err != nil {

@@ -97,7 +97,8 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (store.PruneResult,
 	}
 	defer tx.Rollback()
 	b := nanos(before)
-	if err := pruneChainedEvents(ctx, tx, b, nanos(time.Now())); err != nil {
+	pe, err := pruneChainedEvents(ctx, tx, b) // pruned.go
+	if err != nil {
 		return res, fmt.Errorf("store prune: %w", err)
 	}
 	steps := []struct {
@@ -117,6 +118,11 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (store.PruneResult,
 		if st.n != nil {
 			n, _ := r.RowsAffected()
 			*st.n = int(n)
+		}
+	}
+	if res.Decisions > 0 {
+		if err := insertPruneEvent(ctx, tx, pe, nanos(time.Now()), b); err != nil {
+			return store.PruneResult{}, fmt.Errorf("store prune: %w", err)
 		}
 	}
 	if err := tx.Commit(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/acpmux/acpmux/confirm/store"
 )
@@ -25,23 +26,42 @@ const migrationPrunedChain = `CREATE TABLE chain_pruned (
 
 // pruneChainedEvents records, in tx, the placeholders of the journal rows
 // of the decisions that prunable (with ?1 = before) selects, before Prune
-// deletes them.
-func pruneChainedEvents(ctx context.Context, tx *sql.Tx, before, now int64) error {
-	if _, err := tx.ExecContext(ctx, `INSERT INTO chain_pruned (seq, table_name, row_key, prev, hash, pruned_at)
-		SELECT chain_seq, 'decision_events', 'decision=' || decision_id || ' seq=' || seq, chain_prev, chain_hash, ?2
-		FROM decision_events WHERE chain_seq IS NOT NULL AND decision_id IN (`+prunable+`)`, before, now); err != nil {
-		return fmt.Errorf("keep chain placeholders: %w", err)
+// deletes them, each naming the prune event it returns (its ID, count,
+// digest and the rows without a hash it will delete); Prune appends that
+// event, chained, when it deleted a decision.
+func pruneChainedEvents(ctx context.Context, tx *sql.Tx, before int64) (store.PruneEvent, error) {
+	e := store.PruneEvent{Kind: store.PruneKindPrune}
+	var err error
+	if e.ID, err = nextPruneID(ctx, tx); err != nil {
+		return e, fmt.Errorf("next prune event: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE chain_head SET legacy_events = legacy_events -
-		(SELECT COUNT(*) FROM decision_events WHERE chain_seq IS NULL AND decision_id IN (`+prunable+`)) WHERE id = 1`, before); err != nil {
-		return fmt.Errorf("count pruned legacy rows: %w", err)
+	ps, err := placeholders(ctx, tx, `SELECT chain_seq, 'decision_events', decision_id, chain_hash
+		FROM decision_events WHERE chain_seq IS NOT NULL AND decision_id IN (`+prunable+`)`, before)
+	if err != nil {
+		return e, err
 	}
-	return nil
+	e.Placeholders, e.PlaceholdersSHA256 = int64(len(ps)), store.PlaceholdersDigest(ps)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO chain_pruned (seq, table_name, row_key, prev, hash, pruned_at, prune_id, decision_id)
+		SELECT chain_seq, 'decision_events', 'decision=' || decision_id || ' seq=' || seq, chain_prev, chain_hash, ?2, ?3, decision_id
+		FROM decision_events WHERE chain_seq IS NOT NULL AND decision_id IN (`+prunable+`)`, before, nanos(time.Now()), e.ID); err != nil {
+		return e, fmt.Errorf("keep chain placeholders: %w", err)
+	}
+	var legacy int64
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM decision_events WHERE chain_seq IS NULL AND decision_id IN (`+prunable+`)`,
+		before).Scan(&legacy); err != nil {
+		return e, fmt.Errorf("count pruned legacy rows: %w", err)
+	}
+	e.Legacy = map[string]int64{store.ChainDecisionEvents: legacy}
+	if _, err := tx.ExecContext(ctx, `UPDATE chain_head SET legacy_events = legacy_events - ? WHERE id = 1`, legacy); err != nil {
+		return e, fmt.Errorf("count pruned legacy rows: %w", err)
+	}
+	return e, nil
 }
 
 // prunedRows reads the placeholders as [store.ChainRow]s with Pruned set.
 func prunedRows(ctx context.Context, tx *sql.Tx) ([]store.ChainRow, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT seq, table_name, row_key, prev, hash FROM chain_pruned`)
+	rows, err := tx.QueryContext(ctx, `SELECT seq, table_name, row_key, prev, hash, COALESCE(prune_id, 0), decision_id,
+		EXISTS (SELECT 1 FROM decisions d WHERE d.id = chain_pruned.decision_id) FROM chain_pruned`)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +69,7 @@ func prunedRows(ctx context.Context, tx *sql.Tx) ([]store.ChainRow, error) {
 	var out []store.ChainRow
 	for rows.Next() {
 		r := store.ChainRow{Pruned: true}
-		if err := rows.Scan(&r.Seq, &r.Table, &r.Key, &r.Prev, &r.Hash); err != nil {
+		if err := rows.Scan(&r.Seq, &r.Table, &r.Key, &r.Prev, &r.Hash, &r.PruneID, &r.Decision, &r.DecisionExists); err != nil {
 			return nil, err
 		}
 		out = append(out, r)

@@ -90,6 +90,11 @@ func Open(path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
+	if err := s.anchorChain(context.Background(), time.Now().UTC().UnixNano()); err != nil { // pruneevents.go
+		s.w.Close()
+		db.Close()
+		return nil, fmt.Errorf("open store %s: anchor the audit chain: %w", path, err)
+	}
 	if s.recovered, err = s.cancelLeftOpen(); err != nil {
 		s.w.Close()
 		db.Close()
@@ -168,6 +173,7 @@ var migrations = []string{
 	migrationFeed,        // feed.go
 	migrationPrunedChain, // pruned.go
 	migrationShared,      // shared.go
+	migrationPruneEvents, // pruneevents.go
 }
 
 func (s *Store) migrate() error {

@@ -31,8 +31,8 @@ func RunPeople(t *testing.T, newStore func(t *testing.T) PeopleStore, exec func(
 	t.Run("ChainVerifiesAfterWrites", func(t *testing.T) {
 		s := newStore(t)
 		writeChained(t, s)
-		if n, err := verify(t, s); err != nil || n != 9 {
-			t.Fatalf("verify: %d rows, %v; want 9 rows, nil", n, err)
+		if n, err := verify(t, s); err != nil || n != 10 {
+			t.Fatalf("verify: %d rows, %v; want 10 rows (the anchor and 9), nil", n, err)
 		}
 	})
 	if exec == nil {
@@ -56,23 +56,45 @@ func RunPeople(t *testing.T, newStore func(t *testing.T) PeopleStore, exec func(
 }
 
 // tamperCases edit, delete and insert rows of the chain writeChained
-// builds: positions 1-3 are d1's events, 4 d2's opened, 5 the plan item,
-// 6 the mode event, 7-8 votes, 9 d2's second event.
+// builds: position 1 is the anchor the store wrote when it opened, 2-4
+// d1's events, 5 d2's opened, 6 the plan item, 7 the mode event, 8-9
+// votes, 10 d2's second event. The "dressed up" cases delete a row and
+// copy its position and hashes into chain_pruned, as if retention had
+// pruned it, naming the anchor (which covers no placeholder) as their
+// prune event. (Plan items, immutable by trigger, are covered by the
+// unit tests of VerifyChain.)
 var tamperCases = []struct {
 	name, sql string
 	seq       int64
 	problem   string
 }{
-	{"EditedRow", `UPDATE decision_events SET detail = 'allow' WHERE decision_id = 'd1' AND seq = 2`, 2, "row changed"},
-	{"EditedVote", `UPDATE votes SET option_id = 'no' WHERE person = 'alice'`, 7, "row changed"},
-	{"EditedPerson", `UPDATE decision_events SET person = 'mallory' WHERE decision_id = 'd1' AND seq = 3`, 3, "row changed"},
-	{"DeletedRow", `DELETE FROM decision_events WHERE decision_id = 'd1' AND seq = 3`, 3, "row removed"},
-	{"DeletedLastRow", `DELETE FROM decision_events WHERE decision_id = 'd2' AND seq = 2`, 9, "row removed"},
+	{"EditedRow", `UPDATE decision_events SET detail = 'allow' WHERE decision_id = 'd1' AND seq = 2`, 3, "row changed"},
+	{"EditedVote", `UPDATE votes SET option_id = 'no' WHERE person = 'alice'`, 8, "row changed"},
+	{"EditedPerson", `UPDATE decision_events SET person = 'mallory' WHERE decision_id = 'd1' AND seq = 3`, 4, "row changed"},
+	{"DeletedRow", `DELETE FROM decision_events WHERE decision_id = 'd1' AND seq = 3`, 4, "row removed"},
+	{"DeletedLastRow", `DELETE FROM decision_events WHERE decision_id = 'd2' AND seq = 2`, 10, "row removed"},
 	{"InsertedRowWithoutHash", `INSERT INTO decision_events (decision_id, seq, at, type, host, detail) VALUES ('d1', 4, 5, 'answered', 'http', 'yes')`, 0, "inserted without a chain hash"},
 	{"InsertedRowAtPosition", `INSERT INTO decision_events (decision_id, seq, at, type, host, detail, chain_seq, chain_prev, chain_hash)
-		VALUES ('d1', 9, 5, 'answered', 'http', 'yes', 5, 'x', 'y')`, 5, "row inserted"},
+		VALUES ('d1', 9, 5, 'answered', 'http', 'yes', 6, 'x', 'y')`, 6, "row inserted"},
 	{"InsertedRowPastHead", `INSERT INTO decision_events (decision_id, seq, at, type, host, detail, chain_seq, chain_prev, chain_hash)
-		VALUES ('d1', 9, 5, 'answered', 'http', 'yes', 10, 'x', 'y')`, 10, "past the head"},
+		VALUES ('d1', 9, 5, 'answered', 'http', 'yes', 11, 'x', 'y')`, 11, "past the head"},
+	{"InsertedLegacyRowAndBumpedHead", `INSERT INTO decision_events (decision_id, seq, at, type, host, detail) VALUES ('d1', 4, 5, 'answered', 'http', 'yes');
+		UPDATE chain_head SET legacy_events = legacy_events + 1`, 0, "inserted without a chain hash"},
+	{"DeletedAnchor", `DELETE FROM prune_events`, 0, "chain anchors"},
+	{"VoteDressedUpAsPruned", dressUp("votes", "votes", "person = 'alice'"), 8, "pruned placeholder"},
+	{"ModeEventDressedUpAsPruned", dressUp("mode_events", "mode_events", "mode = 'plan'"), 7, "pruned placeholder"},
+	{"JournalRowDressedUpAsPruned", dressUp("decision_events", "decision_events", "decision_id = 'd1' AND seq = 3"), 4, "pruned placeholder"},
+	{"DeletedDecisionDressedUpAsPruned", dressUp("decision_events", "decision_events", "decision_id = 'd1'") +
+		`; DELETE FROM decisions WHERE id = 'd1'`, 2, "pruned placeholder"},
+}
+
+// dressUp returns the SQL that moves the rows of table matching where
+// into chain_pruned as placeholders claiming to be of table claim, of
+// decision d1, left by the anchor's prune event, and deletes them.
+func dressUp(table, claim, where string) string {
+	return `INSERT INTO chain_pruned (seq, table_name, row_key, prev, hash, pruned_at, prune_id, decision_id)
+		SELECT chain_seq, '` + claim + `', 'x', chain_prev, chain_hash, 1, (SELECT MIN(id) FROM prune_events), 'd1' FROM ` + table + ` WHERE ` + where + `;
+		DELETE FROM ` + table + ` WHERE ` + where
 }
 
 func verify(t *testing.T, s store.Chain) (int64, error) {
@@ -201,7 +223,7 @@ func concurrentVotes(t *testing.T, s PeopleStore) {
 	if len(seen) != n {
 		t.Fatalf("counts %v, want 1..%d", seen, n)
 	}
-	if n, err := verify(t, s); err != nil || n != 8 {
+	if n, err := verify(t, s); err != nil || n != 9 { // the anchor and 8 votes
 		t.Fatalf("verify: %d %v", n, err)
 	}
 }

@@ -1,0 +1,108 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/acpmux/acpmux/confirm/store"
+)
+
+// migrationPruneEvents adds prune_events, a chained table: one anchor row
+// (kind "anchor", written by [Store.anchorChain] when the store opens),
+// holding how many rows without a chain hash each table had, and one row
+// per prune (kind "prune") that deleted decisions, holding how many
+// placeholders it left in chain_pruned with their
+// [store.PlaceholdersDigest] and how many rows without a hash it deleted.
+// Each placeholder names its prune event (prune_id) and its decision, so
+// `acpmux audit verify` accepts only placeholders a chained prune vouches
+// for (docs/decisions.md, "Retention").
+const migrationPruneEvents = `CREATE TABLE prune_events (
+		id                  INTEGER PRIMARY KEY,
+		kind                TEXT NOT NULL CHECK (kind IN ('anchor','prune')),
+		at                  INTEGER NOT NULL,
+		pruned_before       INTEGER NOT NULL,
+		placeholders        INTEGER NOT NULL,
+		placeholders_sha256 TEXT NOT NULL,
+		legacy_events       INTEGER NOT NULL,
+		legacy_plan_items   INTEGER NOT NULL,
+		legacy_mode_events  INTEGER NOT NULL,
+		legacy_votes        INTEGER NOT NULL,
+		chain_seq           INTEGER,
+		chain_prev          TEXT,
+		chain_hash          TEXT
+	);
+	ALTER TABLE chain_pruned ADD COLUMN prune_id INTEGER;
+	ALTER TABLE chain_pruned ADD COLUMN decision_id TEXT NOT NULL DEFAULT '';
+	UPDATE chain_pruned SET decision_id = substr(row_key, 10, instr(row_key, ' seq=') - 10)
+		WHERE row_key LIKE 'decision=% seq=%';`
+
+// insertPruneEvent appends e (its ID set) to prune_events, chained, in tx.
+func insertPruneEvent(ctx context.Context, tx *sql.Tx, e store.PruneEvent, at, cut int64) error {
+	_, err := chainedInsert(ctx, tx, store.PruneEventContent(e, at, cut), `INSERT INTO prune_events (id, kind, at, pruned_before,
+		placeholders, placeholders_sha256, legacy_events, legacy_plan_items, legacy_mode_events, legacy_votes, chain_seq, chain_prev, chain_hash)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, e.ID, e.Kind, at, cut, e.Placeholders, e.PlaceholdersSHA256,
+		e.Legacy[store.ChainDecisionEvents], e.Legacy[store.ChainPlanItems], e.Legacy[store.ChainModeEvents], e.Legacy[store.ChainVotes])
+	if err != nil {
+		return fmt.Errorf("append prune event: %w", err)
+	}
+	return nil
+}
+
+// nextPruneID returns the id of the next prune event; the caller holds
+// the write lock.
+func nextPruneID(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var id int64
+	err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM prune_events`).Scan(&id)
+	return id, err
+}
+
+// anchorChain writes the chain's anchor unless it is there: the head's
+// counts of rows without a hash, and the placeholders of prunes from
+// before prune events (those without a prune_id), which it covers.
+func (s *Store) anchorChain(ctx context.Context, now int64) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM prune_events WHERE kind = 'anchor'`).Scan(&n); err != nil || n > 0 {
+			return err
+		}
+		e := store.PruneEvent{Kind: store.PruneKindAnchor, Legacy: map[string]int64{}}
+		var ev, pi, me, vo int64
+		if err := tx.QueryRowContext(ctx, `SELECT legacy_events, legacy_plan_items, legacy_mode_events, legacy_votes
+			FROM chain_head WHERE id = 1`).Scan(&ev, &pi, &me, &vo); err != nil {
+			return fmt.Errorf("read chain head: %w", err)
+		}
+		e.Legacy = map[string]int64{store.ChainDecisionEvents: ev, store.ChainPlanItems: pi, store.ChainModeEvents: me, store.ChainVotes: vo}
+		var err error
+		if e.ID, err = nextPruneID(ctx, tx); err != nil {
+			return err
+		}
+		ps, err := placeholders(ctx, tx, `SELECT seq, table_name, decision_id, hash FROM chain_pruned WHERE prune_id IS NULL`)
+		if err != nil {
+			return err
+		}
+		e.Placeholders, e.PlaceholdersSHA256 = int64(len(ps)), store.PlaceholdersDigest(ps)
+		if _, err := tx.ExecContext(ctx, `UPDATE chain_pruned SET prune_id = ? WHERE prune_id IS NULL`, e.ID); err != nil {
+			return err
+		}
+		return insertPruneEvent(ctx, tx, e, now, now)
+	})
+}
+
+// placeholders runs query, which selects seq, table, decision and hash.
+func placeholders(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]store.Placeholder, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read chain placeholders: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Placeholder
+	for rows.Next() {
+		var p store.Placeholder
+		if err := rows.Scan(&p.Seq, &p.Table, &p.Decision, &p.Hash); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
