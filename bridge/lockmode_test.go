@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/gate"
 )
 
 // TestLockedPlanModeKeepsTheAgentInPlan: with the gate locked in plan mode
@@ -124,5 +125,36 @@ waiteof
 	f.ide.send(`{"jsonrpc":"2.0","id":10,"method":"session/set_config_option","params":{"sessionId":"s1","configId":"agent_mode","value":"plan"}}`)
 	if m := nextWithID(t, f, 10); m["result"] == nil {
 		t.Fatalf("selecting plan: got %v, want the agent's result", m)
+	}
+}
+
+// TestLockedPlanModeRefusesSwitchModeWithoutAsking: the agent's
+// session/request_permission of kind switch_mode, while --lock-mode keeps
+// the gate in plan mode, is answered at once with the reject option and
+// gate.ModeLockedMessage; no host is asked, so no approval (from a host or
+// the decisions API) can let the agent leave plan mode.
+func TestLockedPlanModeRefusesSwitchModeWithoutAsking(t *testing.T) {
+	script := permScriptHead +
+		`send {"jsonrpc":"2.0","id":"perm-1","method":"session/request_permission","params":{"sessionId":"s1","toolCall":{"toolCallId":"exit","title":"Ready to code?","kind":"switch_mode"},"options":[{"optionId":"default","name":"Yes, and auto-accept edits","kind":"allow_always"},{"optionId":"plan","name":"No, keep planning","kind":"reject_once"}]}}` + "\n" +
+		"recv\n" +
+		"recv session/set_mode\n" + `send {"jsonrpc":"2.0","id":$ID,"result":{}}` + "\n" +
+		"waiteof\n"
+	f := newPlanFixture(t, script, confirm.Options{Mode: confirm.ModePlan, LockMode: true}, true)
+	f.prompt()
+	if opt, msg := agentOutcome(t, f.waitAgent(1)); opt != "plan" || msg != gate.ModeLockedMessage {
+		t.Errorf("switch_mode under --lock-mode: agent got %s %q, want plan (reject) %q", opt, msg, gate.ModeLockedMessage)
+	}
+	f.ide.send(`{"jsonrpc":"2.0","id":12,"method":"session/set_mode","params":{"sessionId":"s1","modeId":"plan"}}`)
+	for {
+		m := f.ide.next()
+		if m["method"] == "session/request_permission" {
+			t.Fatalf("a host was asked to approve switch_mode under --lock-mode: %v", m)
+		}
+		if m["id"] == float64(12) {
+			break
+		}
+	}
+	if m, _ := f.broker.GateMode("s1"); m != confirm.ModePlan {
+		t.Errorf("gate mode %s, want plan", m)
 	}
 }
