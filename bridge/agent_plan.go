@@ -16,6 +16,9 @@ type agentModes struct {
 	viaConfig bool   // planID is a value of the "mode" config option, not a mode id
 	configID  string // that option's id
 	current   string // the agent's current mode id (or mode option value)
+	// modeConfigs are the ids of the advertised config options that select
+	// a mode (id "mode" in any case, or category "mode").
+	modeConfigs []string
 }
 
 // offeredPlanMode finds the agent's plan mode in a session/new result: a
@@ -32,6 +35,7 @@ func offeredPlanMode(result []byte) agentModes {
 		} `json:"modes"`
 		ConfigOptions []struct {
 			ID           string          `json:"id"`
+			Category     string          `json:"category"`
 			CurrentValue json.RawMessage `json:"currentValue"`
 			Options      []struct {
 				Value   string `json:"value"`
@@ -50,7 +54,7 @@ func offeredPlanMode(result []byte) agentModes {
 		}
 	}
 	for _, o := range r.ConfigOptions {
-		if o.ID != "mode" {
+		if !isModeOption(o.ID, o.Category) {
 			continue
 		}
 		var cur string
@@ -86,6 +90,7 @@ func (m *agentModes) inPlan() bool {
 // recordAgentModes keeps the plan mode the agent offers for session sid.
 func (b *Bridge) recordAgentModes(sid string, result []byte) {
 	m := offeredPlanMode(result)
+	m.modeConfigs = modeConfigIDs(acp.MemberBytes(result, "configOptions"))
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if s := b.sessions[sid]; s != nil {

@@ -1,10 +1,14 @@
 package bridge
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 // TestOfferedPlanMode: the agent's plan mode is a modes.availableModes id
 // containing "plan", else a value containing "plan" of the "mode" config
-// option (flat or grouped options); none otherwise.
+// option (flat or grouped options; the option is the one with id "mode" in
+// any case or category "mode"); none otherwise.
 func TestOfferedPlanMode(t *testing.T) {
 	for _, tc := range []struct {
 		name, result string
@@ -18,11 +22,13 @@ func TestOfferedPlanMode(t *testing.T) {
 			agentModes{planID: "Plan", viaConfig: true, configID: "mode", current: "code"}},
 		{"grouped config option", `{"configOptions":[{"id":"mode","currentValue":"code","options":[{"group":"g","name":"G","options":[{"value":"code"},{"value":"plan"}]}]}]}`,
 			agentModes{planID: "plan", viaConfig: true, configID: "mode", current: "code"}},
+		{"config option of category mode", `{"configOptions":[{"id":"agent_mode","category":"mode","currentValue":"code","options":[{"value":"code"},{"value":"plan"}]}]}`,
+			agentModes{planID: "plan", viaConfig: true, configID: "agent_mode", current: "code"}},
 		{"no plan mode", `{"modes":{"currentModeId":"default","availableModes":[{"id":"default"},{"id":"yolo"}]}}`, agentModes{}},
 		{"nothing", `{"sessionId":"s"}`, agentModes{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := offeredPlanMode([]byte(tc.result)); got != tc.want {
+			if got := offeredPlanMode([]byte(tc.result)); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %+v, want %+v", got, tc.want)
 			}
 		})

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/acpmux/acpmux/acp"
@@ -33,6 +34,10 @@ func IsPlanMode(modeID string) bool { return strings.EqualFold(modeID, "plan") }
 // error wrapping [acp.ErrForbidden] and must not reach the agent
 // (docs/plan-mode.md).
 func (b *Bridge) trackHostMode(h *Host, method string, params []byte) error {
+	if err := unambiguousModeParams(method, params); err != nil {
+		b.log.Warn("mode selection refused: ambiguous params", "host", h.ID, "method", method, "err", err)
+		return err
+	}
 	if b.broker == nil {
 		return nil
 	}
@@ -42,7 +47,7 @@ func (b *Bridge) trackHostMode(h *Host, method string, params []byte) error {
 	case acp.MethodSessionSetMode:
 		modeID = acp.MemberString(params, "modeId")
 	case MethodSessionSetConfigOption:
-		if acp.MemberString(params, "configId") != "mode" {
+		if !b.isModeConfig(sid, acp.MemberString(params, "configId")) {
 			return nil
 		}
 		modeID = acp.MemberString(params, "value")
@@ -63,6 +68,85 @@ func (b *Bridge) trackHostMode(h *Host, method string, params []byte) error {
 	return nil
 }
 
+// Known params members of a mode selection: a case variant of one of them
+// is refused (unambiguousModeParams).
+var (
+	setModeMembers         = []string{"sessionId", "modeId"}
+	setConfigOptionMembers = []string{"sessionId", "configId", "value"}
+)
+
+// unambiguousModeParams returns an error wrapping [acp.ErrInvalidParams]
+// (-32602) when the params of a session/set_mode or
+// session/set_config_option request could be read two ways: not one JSON
+// object, a member name twice at any depth, two names that differ only in
+// letter case, or a case variant of a known member ("MODEID" for
+// "modeId"). Peers disagree on which duplicate counts (acpmux's scanner
+// reads the first, Go and JavaScript agents the last), so such a request
+// is refused before it is read or forwarded (docs/plan-mode.md). Other
+// methods return nil.
+func unambiguousModeParams(method string, params []byte) error {
+	known := setModeMembers
+	switch method {
+	case acp.MethodSessionSetMode:
+	case MethodSessionSetConfigOption:
+		known = setConfigOptionMembers
+	default:
+		return nil
+	}
+	if _, err := acp.DecodeObject(params, known, false); err != nil {
+		return fmt.Errorf("%s: %w", method, err)
+	}
+	if dup := acp.DuplicateKey(params); dup != "" {
+		return fmt.Errorf("%s: %w: duplicate member %q", method, acp.ErrInvalidParams, dup)
+	}
+	return nil
+}
+
+// isModeConfig reports whether configID selects the agent's mode in session
+// sid: "mode" in any letter case, or the id of a config option the agent
+// advertised with category "mode" (ACP "Session Config Options").
+func (b *Bridge) isModeConfig(sid, configID string) bool {
+	if strings.EqualFold(configID, "mode") {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s := b.sessions[sid]; s != nil {
+		for _, id := range s.modes.modeConfigs {
+			if id == configID {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// modeConfigIDs returns the ids of the config options in raw (a
+// configOptions array) that select a mode: id "mode" in any letter case, or
+// category "mode".
+func modeConfigIDs(raw []byte) []string {
+	var opts []struct {
+		ID       string `json:"id"`
+		Category string `json:"category"`
+	}
+	if json.Unmarshal(raw, &opts) != nil {
+		return nil
+	}
+	var ids []string
+	for _, o := range opts {
+		if isModeOption(o.ID, o.Category) {
+			ids = append(ids, o.ID)
+		}
+	}
+	return ids
+}
+
+// isModeOption reports whether a config option with this id and category
+// selects a mode.
+func isModeOption(id, category string) bool {
+	return strings.EqualFold(id, "mode") || strings.EqualFold(category, "mode")
+}
+
 // trackAgentMode reports the agent's current_mode_update and
 // config_option_update ("mode") session updates.
 func (b *Bridge) trackAgentMode(sid string, update []byte) {
@@ -75,6 +159,7 @@ func (b *Bridge) trackAgentMode(sid string, update []byte) {
 		b.agentModeIs(sid, m)
 		b.agentMode(sid, m)
 	case "config_option_update":
+		b.addModeConfigs(sid, modeConfigIDs(acp.MemberBytes(update, "configOptions")))
 		if v := modeOption(acp.MemberBytes(update, "configOptions")); v != "" {
 			b.agentModeIs(sid, v)
 			b.agentMode(sid, v)
@@ -99,10 +184,26 @@ func (b *Bridge) trackSessionModes(sid string, result []byte) {
 	}
 }
 
-// modeOption returns the currentValue of the config option with id "mode".
+// addModeConfigs records ids as mode-selecting config options of session
+// sid (a config_option_update may advertise new ones).
+func (b *Bridge) addModeConfigs(sid string, ids []string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s := b.sessions[sid]; s != nil {
+		for _, id := range ids {
+			if !slices.Contains(s.modes.modeConfigs, id) {
+				s.modes.modeConfigs = append(s.modes.modeConfigs, id)
+			}
+		}
+	}
+}
+
+// modeOption returns the currentValue of the config option that selects a
+// mode (id "mode" in any letter case, or category "mode").
 func modeOption(raw []byte) string {
 	var opts []struct {
 		ID           string          `json:"id"`
+		Category     string          `json:"category"`
 		CurrentValue json.RawMessage `json:"currentValue"`
 	}
 	if json.Unmarshal(raw, &opts) != nil {
@@ -110,7 +211,7 @@ func modeOption(raw []byte) string {
 	}
 	for _, o := range opts {
 		var v string
-		if o.ID == "mode" && json.Unmarshal(o.CurrentValue, &v) == nil {
+		if isModeOption(o.ID, o.Category) && json.Unmarshal(o.CurrentValue, &v) == nil {
 			return v
 		}
 	}

@@ -127,6 +127,7 @@ type Decision struct {
 	order     []string // host ids in presentation order
 	delivered bool
 	votes     map[string]string // person → optionId, for a broker without a store.Votes (quorum.go)
+	voided    map[string]bool   // people whose vote was dropped as revoked or expired, journalled once (quorum.go)
 	timer     *time.Timer
 	done      chan struct{} // closed once the decision is closed, its result set and the gate's after-close work done
 	ready     chan struct{} // closed once the decision is stored (or failed to be)

@@ -168,6 +168,11 @@ func (b *Broker) routeSnapshot(s *Snapshot, producer string) {
 	g.Policy = v.Decision
 	g.Approval = v.Approval
 	route(g, s, it, v, tripped, remembered, by)
+	if b.opts.LockMode && g.Mode == ModePlan && strings.EqualFold(kindOf(s), "switch_mode") && g.Route != gate.RouteDeny {
+		// --lock-mode: no approval can leave plan mode, so none is asked for
+		// (an allow would reach the agent while the gate stays in plan).
+		g.Route, g.DecidedBy, g.Message = gate.RoutePlanBlock, gate.BuiltinModeLocked, gate.ModeLockedMessage
+	}
 	if s.ModeRevision == 0 {
 		s.ModeRevision = g.ModeRevision
 	}

@@ -57,14 +57,77 @@ func (b *Broker) vote(ctx context.Context, d *Decision, hostID string, a Answer)
 	if err != nil {
 		return false, fmt.Errorf("record vote: %w", err)
 	}
+	n, dropped, cerr := b.activeVotes(ctx, d, a.OptionID, n)
 	d.mu.Lock()
-	ev := d.addPersonEvent(b.now().UTC(), store.EventVote, hostID, person, fmt.Sprintf("%s (%d of %d)", a.OptionID, n, need))
+	now := b.now().UTC()
+	evs := []store.Event{d.addPersonEvent(now, store.EventVote, hostID, person, fmt.Sprintf("%s (%d of %d)", a.OptionID, n, need))}
+	for _, p := range dropped {
+		if d.voided == nil {
+			d.voided = map[string]bool{}
+		}
+		if !d.voided[p] {
+			d.voided[p] = true
+			evs = append(evs, d.addPersonEvent(now, store.EventInvalidAnswer, hostID, p, "vote of "+p+" not counted: their token is revoked or expired"))
+		}
+	}
 	d.mu.Unlock()
-	b.persist(d, ev)
+	for _, ev := range evs {
+		b.persist(d, ev)
+	}
+	if cerr != nil {
+		return false, fmt.Errorf("count votes: %w", cerr)
+	}
 	if n < need {
 		return false, nil
 	}
 	return b.claim(ctx, d, hostID, a)
+}
+
+// activeVotes recounts the n stored votes for optionID on d's snapshot
+// when n could complete the quorum, counting only people whose token still
+// authenticates (docs/policy.md, "Approvers and quorum"): a vote whose
+// person's token is now revoked or expired (store.People) is dropped, and
+// the person is returned in dropped. A person with no stored token at all
+// (a --token-file or --token person) keeps their vote. Without a store
+// that keeps both votes and tokens, n is returned unchanged. An error
+// reading the store fails closed: the count is 0.
+func (b *Broker) activeVotes(ctx context.Context, d *Decision, optionID string, n int) (int, []string, error) {
+	vs, ok1 := b.store.(store.Votes)
+	ps, ok2 := b.store.(store.People)
+	if !ok1 || !ok2 || b.store == nil || n < d.snap.Gate.Approval.Needed() {
+		return n, nil, nil
+	}
+	ctx = context.WithoutCancel(ctx)
+	votes, err := vs.VotesOf(ctx, d.id)
+	if err != nil {
+		return 0, nil, err
+	}
+	tokens, err := ps.Tokens(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	now := b.now()
+	stored, active := map[string]bool{}, map[string]bool{}
+	for _, t := range tokens {
+		stored[t.Name] = true
+		if t.Active(now) {
+			active[t.Name] = true
+		}
+	}
+	hash := snapshotHash(d.snap)
+	count := 0
+	var dropped []string
+	for _, v := range votes {
+		if v.OptionID != optionID || v.SnapshotSHA256 != hash {
+			continue
+		}
+		if stored[v.Person] && !active[v.Person] {
+			dropped = append(dropped, v.Person)
+			continue
+		}
+		count++
+	}
+	return count, dropped, nil
 }
 
 // checkVote validates a vote as begin validates an answer, without taking

@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/acpmux/acpmux/confirm"
 	"github.com/acpmux/acpmux/confirm/store"
+	"github.com/acpmux/acpmux/confirm/store/sqlite"
 )
 
 const quorumPolicy = `
@@ -294,5 +298,82 @@ func TestHostWithoutPersonCannotAnswerApproverRule(t *testing.T) {
 	jsonEq(t, await(t, ch).result, selected("reject-once"))
 	if v, _ := b.Decision(context.Background(), "s", d.ID()); v.Reason != store.ReasonNoEligibleHost {
 		t.Fatalf("reason %s, want no_eligible_host", v.Reason)
+	}
+}
+
+// TestRevokedPersonsVoteDoesNotCount: erin votes, her token is revoked,
+// bob votes: the quorum of two is not met (erin's vote is dropped and
+// journalled once), the decision stays open, and frank's vote completes
+// it. An expired token is dropped the same way.
+func TestRevokedPersonsVoteDoesNotCount(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		spoil func(t *testing.T, s *sqlite.Store, clock *atomic.Int64)
+	}{
+		{"revoked", func(t *testing.T, s *sqlite.Store, _ *atomic.Int64) {
+			if err := s.RevokeToken(context.Background(), "erin", time.Now().UTC()); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"expired", func(t *testing.T, _ *sqlite.Store, clock *atomic.Int64) {
+			clock.Add(int64(2 * time.Hour)) // erin's token expires after an hour
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := fileStore(t)
+			var clock atomic.Int64
+			clock.Store(time.Now().UnixNano())
+			now := time.Unix(0, clock.Load()).UTC()
+			for _, p := range []string{"erin", "frank", "bob", "gina"} {
+				tok := store.Token{Name: p, Role: store.RoleApprover, SHA256: store.TokenSHA256(p), CreatedAt: now}
+				if p == "erin" {
+					tok.ExpiresAt = now.Add(time.Hour)
+				}
+				if err := st.AddToken(context.Background(), tok); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b := newBroker(t, confirm.Options{Store: st, DefaultTimeout: 24 * time.Hour, Now: func() time.Time { return time.Unix(0, clock.Load()) }, Policy: mustPolicy(t, `
+[[rule]]
+name = "two-of-four"
+decision = "ask"
+command = "ls *"
+approvers = ["erin", "frank", "bob", "gina"]
+quorum = 2
+`)})
+			ide := newHost("ide")
+			ch := ask(b, req("s", "1"), ide)
+			d := ide.wait(t)
+			if v, err := answerAs(approver("erin"), b, d, "allow-once"); err != nil || v.Status != store.StatusOpen {
+				t.Fatalf("erin's vote: %v, status %s", err, v.Status)
+			}
+			tc.spoil(t, st, &clock)
+			v, err := answerAs(approver("bob"), b, d, "allow-once")
+			if err != nil || v.Status != store.StatusOpen {
+				t.Fatalf("bob's vote after erin's token went: %v, status %s; want nil, open", err, v.Status)
+			}
+			select {
+			case r := <-ch:
+				t.Fatalf("the agent was answered with a revoked person's vote counted: %s", r.result)
+			default:
+			}
+			v, err = answerAs(approver("frank"), b, d, "allow-once")
+			if err != nil || v.Status != store.StatusAnswered || v.AnsweredBy != "frank" {
+				t.Fatalf("frank's vote: %v, status %s, answeredBy %q", err, v.Status, v.AnsweredBy)
+			}
+			jsonEq(t, await(t, ch).result, selected("allow-once"))
+			var votes, dropped []string
+			for _, ev := range v.Events {
+				switch {
+				case ev.Type == store.EventVote:
+					votes = append(votes, ev.Person+":"+ev.Detail)
+				case ev.Type == store.EventInvalidAnswer && strings.Contains(ev.Detail, "not counted"):
+					dropped = append(dropped, ev.Person)
+				}
+			}
+			if fmt.Sprint(votes) != "[erin:allow-once (1 of 2) bob:allow-once (1 of 2) frank:allow-once (2 of 2)]" || fmt.Sprint(dropped) != "[erin]" {
+				t.Fatalf("journal votes %v, dropped %v", votes, dropped)
+			}
+		})
 	}
 }

@@ -3,13 +3,20 @@ package streamjson
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/acpmux/acpmux/acp"
 )
 
 // Parse decodes one stream-json line (without its newline). It returns
 // [*Unknown] for an unknown type or system subtype and a [*ControlRequest]
 // holding [*UnknownRequest] for an unknown control request subtype. An
 // error wraps ErrMalformed. Members this package does not know are
-// ignored.
+// ignored, but a line that peers could read two ways is malformed: a
+// member name twice in one object at any depth (compared after
+// unescaping), or a member spelled in another letter case than a known
+// one ("Type", a control_response's "Request_ID"): encoding/json keeps
+// the last duplicate and matches names case-insensitively, so such a line
+// must never become an answer (docs/stream-json.md).
 func Parse(line []byte) (Message, error) {
 	var head struct {
 		Type    *string `json:"type"`
@@ -17,6 +24,9 @@ func Parse(line []byte) (Message, error) {
 	}
 	if err := json.Unmarshal(line, &head); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	if err := ambiguous(line, head.Type); err != nil {
+		return nil, err
 	}
 	if head.Type == nil {
 		return nil, fmt.Errorf("%w: no \"type\" member", ErrMalformed)
@@ -96,4 +106,27 @@ func parseControlRequest(line []byte) (Message, error) {
 		return nil, fmt.Errorf("%w: control_request %s: %v", ErrMalformed, *sub.Subtype, err)
 	}
 	return &ControlRequest{RequestID: *env.RequestID, Request: p}, nil
+}
+
+// ambiguous returns an error wrapping ErrMalformed when the valid JSON
+// object line has a duplicate member at any depth, a case variant of
+// "type" or "subtype", or, for a control_response, a case variant of a
+// member of its envelope or response body.
+func ambiguous(line []byte, typ *string) error {
+	if dup := acp.DuplicateKey(line); dup != "" {
+		return fmt.Errorf("%w: duplicate member %q", ErrMalformed, dup)
+	}
+	if k := caseVariant(line, "type", "subtype"); k != "" {
+		return fmt.Errorf("%w: member %q in another letter case", ErrMalformed, k)
+	}
+	if typ == nil || *typ != TypeControlResponse {
+		return nil
+	}
+	if k := caseVariant(line, "response"); k != "" {
+		return fmt.Errorf("%w: control_response: member %q in another letter case", ErrMalformed, k)
+	}
+	if k := caseVariant(acp.MemberBytes(line, "response"), "subtype", "request_id", "response", "error"); k != "" {
+		return fmt.Errorf("%w: control_response: member %q in another letter case", ErrMalformed, k)
+	}
+	return nil
 }

@@ -206,8 +206,8 @@ type permissionResult struct {
 // selects the offered allow_once option, or allow_always when
 // updatedPermissions is a non-empty array, one was offered and a is not a
 // one-off; "deny" selects the offered reject_once option. updatedInput, when
-// present, must be equal as a JSON value to a's input, else the error is
-// ErrStaleApproval. An error response, a request_id or toolUseID that does
+// present (null included), must be equal as a JSON value to a's input,
+// else the error is ErrStaleApproval. An error response, a request_id or toolUseID that does
 // not match, duplicate members, an unknown behavior, or an option that was
 // not offered return an error wrapping ErrRefused: refuse the request.
 func AnswerPermission(a PermissionAsk, r ResponseBody) (Verdict, error) {
@@ -243,7 +243,7 @@ func AnswerPermission(a PermissionAsk, r ResponseBody) (Verdict, error) {
 }
 
 func allow(a PermissionAsk, p permissionResult) (Verdict, error) {
-	if len(p.UpdatedInput) > 0 && string(p.UpdatedInput) != "null" && !JSONEqual(p.UpdatedInput, a.input()) {
+	if len(p.UpdatedInput) > 0 && !JSONEqual(p.UpdatedInput, a.input()) { // null too: neither SDK sends it
 		return Verdict{}, ErrStaleApproval
 	}
 	var updates []json.RawMessage

@@ -95,7 +95,7 @@ func TestAnswerPermissionFailsClosed(t *testing.T) {
 	}{
 		{"allow", ask("r1", "t1", onceReject, false), ok(`{"behavior":"allow"}`), "allow-once", false},
 		{"allow with the same input reordered", ask("r1", "t1", onceReject, false), ok(`{"behavior":"allow","updatedInput":{"description":"Stub asks to run: touch changed.txt","command":"touch changed.txt"}}`), "allow-once", false},
-		{"allow with null updatedInput", ask("r1", "t1", onceReject, false), ok(`{"behavior":"allow","updatedInput":null}`), "allow-once", false},
+		{"allow with null updatedInput", ask("r1", "t1", onceReject, false), ok(`{"behavior":"allow","updatedInput":null}`), "", true},
 		{"modified input", ask("r1", "t1", onceReject, false), ok(`{"behavior":"allow","updatedInput":{"command":"touch other.txt","description":"Stub asks to run: touch changed.txt"}}`), "", true},
 		{"input with a member added", ask("r1", "t1", onceReject, false), ok(`{"behavior":"allow","updatedInput":{"command":"touch changed.txt","description":"Stub asks to run: touch changed.txt","x":1}}`), "", true},
 		{"input with a duplicate member", ask("r1", "t1", onceReject, false), ok(`{"behavior":"allow","updatedInput":{"command":"touch changed.txt","command":"rm -rf /","description":"Stub asks to run: touch changed.txt"}}`), "", false},

@@ -29,6 +29,11 @@ const (
 	// a person would approve is not the program bash would run.
 	DivergeBlockMessage = "Plan mode refused this shell command because bash may read it differently from how acpmux parsed it (see the reasons: a comment, here-document, line continuation or byte that bash treats otherwise). The command was not run and no approval was asked for; rewrite it in plain form. Plan mode remains active."
 
+	// ModeLockedMessage is the reason given when the agent asks to leave
+	// plan mode (ACP tool kind switch_mode) while --lock-mode keeps the gate
+	// in plan mode: no host is asked, since no approval could leave it.
+	ModeLockedMessage = "acpmux keeps this session in Plan mode (--lock-mode): leaving Plan mode is not possible and no approval was asked for. Continue read-only investigation and present the plan."
+
 	// BreakerMessage is the reason given when the circuit breaker stopped
 	// the prompt turn after repeated denials; every further permission
 	// request of that turn is denied.

@@ -24,6 +24,7 @@ const (
 	BuiltinSwitchMode   = "builtin:switch-mode"     // leaving plan mode always asks a human
 	BuiltinDataSource   = "builtin:data-source"     // read/search/fetch/think/interactive precheck passed
 	BuiltinBreaker      = "builtin:circuit-breaker" // the breaker tripped in this turn
+	BuiltinModeLocked   = "builtin:mode-locked"     // --lock-mode: switch_mode cannot leave plan mode
 	DecidedByDefaultAsk = "default:ask"             // no rule matched: the agent's prompt goes to the hosts
 )
 
