@@ -111,3 +111,45 @@ func TestReplayRefusesANonTranscript(t *testing.T) {
 		t.Fatalf("replay: %d %q", code, errb.String())
 	}
 }
+
+// TestRecordKeepsTheLastAnswerWhenTheIDEKillsAcpmux: an IDE that kills
+// acpmux (SIGKILL, as acp-go-sdk's example client does) as soon as it has
+// read the prompt turn's response still finds the agent's last chunk and
+// that response in the transcript, in each of 20 runs.
+func TestRecordKeepsTheLastAnswerWhenTheIDEKillsAcpmux(t *testing.T) {
+	runs := 20
+	if testing.Short() {
+		runs = 3
+	}
+	for i := range runs {
+		path := filepath.Join(t.TempDir(), "session.ndjson")
+		r := startRelayProcess(t, recordAgentScript, "--state", ":memory:", "--record", path)
+		r.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+		r.waitFor(t, "")
+		r.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
+		r.waitFor(t, "")
+		r.send(t, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}`)
+		r.waitFor(t, "")
+		r.cmd.Process.Kill()
+		r.cmd.Wait()
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var chunk, end bool
+		for line := range strings.Lines(string(data)) {
+			var e bridge.RecordEntry
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				t.Fatalf("run %d: line %q: %v", i, line, err)
+			}
+			if e.Dir != bridge.ToHost {
+				continue
+			}
+			chunk = chunk || strings.Contains(string(e.Msg), `"agent_message_chunk"`)
+			end = end || strings.Contains(string(e.Msg), `"stopReason":"end_turn"`)
+		}
+		if !chunk || !end {
+			t.Fatalf("run %d: the transcript lacks the last chunk (%v) or the end_turn response (%v) sent to the IDE:\n%s", i, chunk, end, data)
+		}
+	}
+}
