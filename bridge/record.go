@@ -45,6 +45,12 @@ type RecorderOptions struct {
 	// Logger receives a line when messages are dropped or the write
 	// fails; nil discards it.
 	Logger *slog.Logger
+	// IsToken, when not nil, reports whether a token-shaped substring of
+	// a string or member name ([TokenLen] hex digits, given in lowercase)
+	// is a bearer token, to be replaced by [Redacted] (the per-person
+	// tokens of acpmux token add, whose hashes alone are stored). It is
+	// called on the writer's goroutine, never on the relay's.
+	IsToken func(candidate string) bool
 	// SyncWait bounds how long Sync waits for the writer
 	// (DefaultRecordSyncWait when 0 or less).
 	SyncWait time.Duration
@@ -81,6 +87,7 @@ type Recorder struct {
 	once     sync.Once
 	runOnce  sync.Once
 	syncWait time.Duration
+	isToken  func(string) bool
 
 	qmu    sync.Mutex // guards queued and the order of sends on q
 	queued uint64     // seq of the last queued message
@@ -112,7 +119,7 @@ func NewRecorder(w io.Writer, opts RecorderOptions) *Recorder {
 	}
 	r := &Recorder{w: bufio.NewWriterSize(w, 64<<10), q: make(chan recordItem, n), log: log,
 		stop: make(chan struct{}), done: make(chan struct{}), started: make(chan struct{}),
-		syncWait: wait, wake: make(chan struct{})}
+		syncWait: wait, wake: make(chan struct{}), isToken: opts.IsToken}
 	for _, s := range opts.Secrets {
 		r.AddSecret(s)
 	}
@@ -272,10 +279,11 @@ func (r *Recorder) entry(it recordItem) RecordEntry {
 	secrets := r.secrets
 	r.mu.Unlock()
 	e := RecordEntry{Time: it.at.UTC(), Dir: it.dir, Host: it.host}
-	if msg, ok := Redact(it.msg, secrets); ok {
+	rd := redactor{secrets: secrets, isToken: r.isToken}
+	if msg, ok := rd.redact(it.msg); ok {
 		e.Msg = msg
 	} else {
-		e.Text = redactString(string(it.msg), secrets)
+		e.Text = rd.string(string(it.msg))
 	}
 	return e
 }

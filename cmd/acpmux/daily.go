@@ -108,7 +108,11 @@ func openDaily(f *dailyFlags, st store.Store, log *slog.Logger) (*daily, error) 
 			return nil, fmt.Errorf("--record: %w", err)
 		}
 		d.recFile = file
-		d.rec = bridge.NewRecorder(file, bridge.RecorderOptions{Logger: log})
+		opts := bridge.RecorderOptions{Logger: log}
+		if people, ok := st.(store.People); ok {
+			opts.IsToken = (&personTokens{people: people, now: time.Now}).isToken // record_tokens.go
+		}
+		d.rec = bridge.NewRecorder(file, opts)
 	}
 	if d.pruner != nil && d.retain > 0 {
 		d.prune() // at start, before any host: then hourly (start)
