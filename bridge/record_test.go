@@ -24,6 +24,7 @@ func TestRedact(t *testing.T) {
 			`{"env":[{"name":"OPENAI_API_KEY","value":"[redacted]"},{"name":"PATH","value":"/bin"}]}`},
 		{"bearer in text", `{"text":"curl -H 'Authorization: Bearer eyJ.abc-1'"}`, `{"text":"curl -H 'Authorization: Bearer [redacted]'"}`},
 		{"known secret anywhere", `{"prompt":[{"text":"the token is s3cr3t-tok, ok"}]}`, `{"prompt":[{"text":"the token is [redacted], ok"}]}`},
+		{"known secret as a member name", `{"_meta":{"s3cr3t-tok":1,"x":{"a s3cr3t-tok b":"v"}}}`, `{"_meta":{"[redacted]":1,"x":{"a [redacted] b":"v"}}}`},
 		{"token counts kept", `{"usage":{"inputTokens":12,"maxTokens":3}}`, `{"usage":{"inputTokens":12,"maxTokens":3}}`},
 		{"numbers kept exactly", `{"id":12345678901234567890,"x":1.50}`, `{"id":12345678901234567890,"x":1.50}`},
 	}
@@ -104,5 +105,33 @@ func TestRecorderNeverBlocksOnASlowDisk(t *testing.T) {
 	}
 	if written != 5 || dropped != 996 {
 		t.Fatalf("written %d, dropped %d; want 5 written and 996 noted as dropped", written, dropped)
+	}
+}
+
+// TestRecorderRedactsPerPersonTokens: a substring that IsToken recognises
+// as a token (64 hex digits, in any case, inside a longer hex run too) is
+// redacted in strings, member names and lines that are not JSON; other
+// 64-digit hex strings (a SHA-256 sum) are kept.
+func TestRecorderRedactsPerPersonTokens(t *testing.T) {
+	tok := strings.Repeat("ab12", 16)
+	other := strings.Repeat("cd34", 16)
+	var buf bytes.Buffer
+	r := bridge.NewRecorder(&buf, bridge.RecorderOptions{IsToken: func(s string) bool { return s == tok }})
+	done := make(chan error)
+	go func() { done <- r.Run() }()
+	r.Message(bridge.FromHost, "stdio", []byte(`{"params":{"text":"use `+tok+` and `+other+`","`+tok+`":"k","hex":"ff`+strings.ToUpper(tok)+`0"}}`))
+	r.Message(bridge.FromAgent, bridge.AgentTapID, []byte("log: "+tok))
+	r.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if strings.Contains(strings.ToLower(out), tok) {
+		t.Errorf("the transcript holds the token:\n%s", out)
+	}
+	for _, want := range []string{`"text":"use [redacted] and ` + other + `"`, `"[redacted]":"k"`, `"hex":"ff[redacted]0"`, `"text":"log: [redacted]"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("transcript lacks %s:\n%s", want, out)
+		}
 	}
 }

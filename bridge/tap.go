@@ -17,12 +17,24 @@ const AgentTapID = "agent"
 // Tap is given a copy of every message the bridge reads from or writes to
 // a connection: host is the host's ID, or [AgentTapID]. Message is called
 // on the reading or writing goroutine, right after the read or the
-// successful write, in that connection's order; it must not block, keep
+// successful write (before the write for a [SyncTap]), in that
+// connection's order; it must not block, keep
 // msg or change it (it copies what it keeps). Messages the agent wrote that
 // are not JSON are given too. A bridge without a Tap wraps nothing: it
 // costs nothing when not enabled.
 type Tap interface {
 	Message(dir Direction, host string, msg []byte)
+}
+
+// SyncTap is a Tap that keeps what it is given (a transcript). A message
+// the bridge writes to a connection is given to it before the write, then
+// Sync is called: it returns when every message given so far is safe from
+// the end of the process (or when it gives up, after a bound of its own).
+// So a host that kills acpmux as soon as it has read an answer cannot
+// leave that answer out of the transcript.
+type SyncTap interface {
+	Tap
+	Sync()
 }
 
 // tapConn is a Conn whose messages are also given to a Tap.
@@ -46,8 +58,16 @@ func (c *tapConn) ReadMessage() ([]byte, error) {
 	return m, err
 }
 
-// WriteMessages writes to the wrapped Conn and taps each message.
+// WriteMessages writes to the wrapped Conn and taps each message: after
+// the write for a plain Tap, before it (then Sync) for a [SyncTap].
 func (c *tapConn) WriteMessages(msgs [][]byte) error {
+	if st, ok := c.tap.(SyncTap); ok {
+		for _, m := range msgs {
+			st.Message(c.out, c.host, m)
+		}
+		st.Sync()
+		return c.Conn.WriteMessages(msgs)
+	}
 	err := c.Conn.WriteMessages(msgs)
 	if err == nil {
 		for _, m := range msgs {

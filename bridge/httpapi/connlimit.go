@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -39,10 +40,31 @@ type limitListener struct {
 	max int
 	log *slog.Logger
 
-	mu     sync.Mutex   // guards open, unauth, warned
-	open   int          // tracked connections
-	unauth []*limitConn // tracked unauthenticated connections, oldest first
-	warned bool         // the cap was logged
+	mu      sync.Mutex   // guards open, unauth, warned, streams
+	open    int          // tracked connections
+	unauth  []*limitConn // tracked unauthenticated connections, oldest first
+	warned  bool         // the cap was logged
+	streams int          // open GET /v1/events streams ([Events])
+}
+
+// acquireStream counts a new event stream, or says why there is no room:
+// streams take at most half of the connections, so that the others stay
+// free for the requests of the API, the page and the WebSocket hosts.
+func (l *limitListener) acquireStream() (release func(), refused string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if limit := l.max / 2; l.streams >= limit {
+		return nil, fmt.Sprintf("%d event streams are open, the most there may be (half of --max-connections %d); close one first", l.streams, l.max)
+	}
+	l.streams++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			l.streams--
+			l.mu.Unlock()
+		})
+	}, ""
 }
 
 // Accept returns the next connection, closing the oldest unauthenticated

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/acpmux/acpmux/confirm"
 	"github.com/acpmux/acpmux/confirm/store"
 )
 
@@ -34,12 +37,17 @@ type EventsOptions struct {
 	// Logger receives a line when reading the feed fails; nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// MaxStreamsPerPerson bounds the streams one person (one token; the
+	// --token-file token is LegacyPerson) has open at once; 0 means
+	// DefaultMaxStreamsPerPerson.
+	MaxStreamsPerPerson int
 }
 
 // Defaults of EventsOptions.
 const (
-	DefaultHeartbeat = 15 * time.Second
-	DefaultPoll      = time.Second
+	DefaultHeartbeat           = 15 * time.Second
+	DefaultPoll                = time.Second
+	DefaultMaxStreamsPerPerson = 8
 )
 
 // eventsPage is how many feed events one read takes.
@@ -53,7 +61,15 @@ const eventsPage = 200
 // after that id still in the store, then the new ones; without either it
 // gets only events appended after it connected. A comment line is sent
 // every Heartbeat. Serve it behind the guard of [New] (Options.Routes), so
-// that the token is required. See docs/decisions.md, "Events".
+// that the token is required. A person has at most MaxStreamsPerPerson
+// streams open, and all streams together take at most half of the
+// connections of the [LimitListener] serving them (half of
+// DefaultMaxConnections without one), so that streams never lock out the
+// other requests: a stream over either bound is refused with 429
+// Too Many Requests, error code "too_many_streams". A Last-Event-ID or
+// after that is not a canonical non-negative decimal ("0", "17"; no sign,
+// no leading zero), or is given more than once, is refused with 400,
+// code "invalid_last_event_id". See docs/decisions.md, "Events".
 func Events(src FeedSource, opts EventsOptions) http.Handler {
 	if opts.Heartbeat <= 0 {
 		opts.Heartbeat = DefaultHeartbeat
@@ -64,32 +80,100 @@ func Events(src FeedSource, opts EventsOptions) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { serveEvents(src, opts, w, r) })
+	if opts.MaxStreamsPerPerson <= 0 {
+		opts.MaxStreamsPerPerson = DefaultMaxStreamsPerPerson
+	}
+	lim := &streamLimits{perPerson: opts.MaxStreamsPerPerson, open: map[string]int{}}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { serveEvents(src, opts, lim, w, r) })
 }
+
+// canonicalID is a non-negative decimal without sign or leading zeros.
+var canonicalID = regexp.MustCompile(`^(0|[1-9][0-9]*)$`)
 
 // resumeID reads Last-Event-ID, else ?after=; ok is false when neither is
-// given, and err is set when one is not a non-negative integer.
+// given, and err is set when one is given more than once or is not a
+// canonical non-negative decimal that fits an int64.
 func resumeID(r *http.Request) (id int64, ok bool, err error) {
-	v := strings.TrimSpace(r.Header.Get("Last-Event-ID"))
-	if v == "" {
-		v = r.URL.Query().Get("after")
+	name, vs := "Last-Event-ID", r.Header.Values("Last-Event-ID")
+	if len(vs) == 1 && vs[0] == "" {
+		vs = nil // an empty header: no id, as the SSE spec's initial state
 	}
-	if v == "" {
+	if len(vs) == 0 {
+		name, vs = "after", r.URL.Query()["after"]
+	}
+	switch {
+	case len(vs) == 0:
 		return 0, false, nil
+	case len(vs) > 1:
+		return 0, false, fmt.Errorf("%s is given %d times: give it once", name, len(vs))
 	}
-	id, err = strconv.ParseInt(v, 10, 64)
-	if err != nil || id < 0 {
-		return 0, false, fmt.Errorf("Last-Event-ID %q: want a non-negative integer", v)
+	v := vs[0]
+	if canonicalID.MatchString(v) {
+		if id, err = strconv.ParseInt(v, 10, 64); err == nil {
+			return id, true, nil
+		}
 	}
-	return id, true, nil
+	return 0, false, fmt.Errorf("%s %q: want a non-negative decimal event id such as 0 or 17 (no sign, no leading zeros)", name, v)
 }
 
-func serveEvents(src FeedSource, opts EventsOptions, w http.ResponseWriter, r *http.Request) {
+// streamLimits counts the open streams of each person, and of all persons
+// when the connection has no [LimitListener] to count them.
+type streamLimits struct {
+	perPerson int
+	mu        sync.Mutex // guards open and total
+	open      map[string]int
+	total     int
+}
+
+// acquire counts a new stream of r's person, or returns why it is refused.
+func (s *streamLimits) acquire(r *http.Request) (release func(), refused string) {
+	name := LegacyPerson
+	if p, ok := confirm.PersonFrom(r.Context()); ok {
+		name = p.Name
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open[name] >= s.perPerson {
+		return nil, fmt.Sprintf("%s already has %d event streams open, the most one person may (docs/decisions.md, \"Events\"); close one first", name, s.open[name])
+	}
+	var releaseTotal func()
+	if lc, ok := r.Context().Value(connKey{}).(*limitConn); ok {
+		if releaseTotal, refused = lc.l.acquireStream(); refused != "" {
+			return nil, refused
+		}
+	} else {
+		if s.total >= DefaultMaxConnections/2 {
+			return nil, fmt.Sprintf("%d event streams are open, the most there may be; close one first", s.total)
+		}
+		s.total++
+		releaseTotal = func() { s.mu.Lock(); s.total--; s.mu.Unlock() }
+	}
+	s.open[name]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			releaseTotal()
+			s.mu.Lock()
+			if s.open[name]--; s.open[name] <= 0 {
+				delete(s.open, name)
+			}
+			s.mu.Unlock()
+		})
+	}, ""
+}
+
+func serveEvents(src FeedSource, opts EventsOptions, lim *streamLimits, w http.ResponseWriter, r *http.Request) {
 	last, resume, err := resumeID(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_last_event_id", err.Error())
 		return
 	}
+	release, refused := lim.acquire(r)
+	if refused != "" {
+		writeError(w, http.StatusTooManyRequests, "too_many_streams", refused)
+		return
+	}
+	defer release()
 	ctx := r.Context()
 	if !resume {
 		if last, err = src.LastFeedID(ctx); err != nil {

@@ -108,7 +108,11 @@ func openDaily(f *dailyFlags, st store.Store, log *slog.Logger) (*daily, error) 
 			return nil, fmt.Errorf("--record: %w", err)
 		}
 		d.recFile = file
-		d.rec = bridge.NewRecorder(file, bridge.RecorderOptions{Logger: log})
+		opts := bridge.RecorderOptions{Logger: log}
+		if people, ok := st.(store.People); ok {
+			opts.IsToken = (&personTokens{people: people, now: time.Now}).isToken // record_tokens.go
+		}
+		d.rec = bridge.NewRecorder(file, opts)
 	}
 	if d.pruner != nil && d.retain > 0 {
 		d.prune() // at start, before any host: then hourly (start)
@@ -197,7 +201,8 @@ func (d *daily) sessionsEnded(b *confirm.Broker, exitCode int) {
 }
 
 // close stops everything start started, after the broker has closed its
-// decisions: the feed is written out, the transcript flushed and closed.
+// decisions: the feed is written out, the transcript flushed, synced to
+// the disk (fsync) and closed.
 func (d *daily) close() {
 	close(d.stop)
 	if d.feed != nil {
@@ -208,6 +213,9 @@ func (d *daily) close() {
 		d.rec.Wait()
 		if n := d.rec.Dropped(); n > 0 {
 			d.log.Warn("record: messages not recorded (the file was too slow)", "dropped", n)
+		}
+		if err := d.recFile.Sync(); err != nil {
+			d.log.Warn("record: sync the transcript", "err", err)
 		}
 		if err := d.recFile.Close(); err != nil {
 			d.log.Warn("record: close the transcript", "err", err)

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acpmux/acpmux/bridge"
+	"github.com/acpmux/acpmux/confirm/store"
 )
 
 const recordAgentScript = `
@@ -109,5 +111,109 @@ func TestReplayRefusesANonTranscript(t *testing.T) {
 	var out, errb strings.Builder
 	if code := Main([]string{"replay", path}, stdio{strings.NewReader(""), &out, &errb}); code != 1 || !strings.Contains(errb.String(), "line 2") {
 		t.Fatalf("replay: %d %q", code, errb.String())
+	}
+}
+
+// TestRecordKeepsTheLastAnswerWhenTheIDEKillsAcpmux: an IDE that kills
+// acpmux (SIGKILL, as acp-go-sdk's example client does) as soon as it has
+// read the prompt turn's response still finds the agent's last chunk and
+// that response in the transcript, in each of 20 runs.
+func TestRecordKeepsTheLastAnswerWhenTheIDEKillsAcpmux(t *testing.T) {
+	runs := 20
+	if testing.Short() {
+		runs = 3
+	}
+	for i := range runs {
+		path := filepath.Join(t.TempDir(), "session.ndjson")
+		r := startRelayProcess(t, recordAgentScript, "--state", ":memory:", "--record", path)
+		r.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+		r.waitFor(t, "")
+		r.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
+		r.waitFor(t, "")
+		r.send(t, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"hi"}]}}`)
+		r.waitFor(t, "")
+		r.cmd.Process.Kill()
+		r.cmd.Wait()
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var chunk, end bool
+		for line := range strings.Lines(string(data)) {
+			var e bridge.RecordEntry
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				t.Fatalf("run %d: line %q: %v", i, line, err)
+			}
+			if e.Dir != bridge.ToHost {
+				continue
+			}
+			chunk = chunk || strings.Contains(string(e.Msg), `"agent_message_chunk"`)
+			end = end || strings.Contains(string(e.Msg), `"stopReason":"end_turn"`)
+		}
+		if !chunk || !end {
+			t.Fatalf("run %d: the transcript lacks the last chunk (%v) or the end_turn response (%v) sent to the IDE:\n%s", i, chunk, end, data)
+		}
+	}
+}
+
+// TestRecordRedactsPersonTokensAndTokensAsMemberNames: a per-person token
+// (acpmux token add; the store has only its hash) in prompt text and in a
+// log line, and the --token-file token used as a member name, never
+// appear in the transcript.
+func TestRecordRedactsPersonTokensAndTokensAsMemberNames(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state.db")
+	alice := addToken(t, state, "alice", "admin")
+	path := filepath.Join(dir, "session.ndjson")
+	r := startRelayProcess(t, recordAgentScript, "--state", state, "--record", path)
+	r.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"_meta":{"`+r.token+`":true}}}`)
+	r.waitFor(t, "")
+	r.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
+	r.waitFor(t, "")
+	r.send(t, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"alice's token:`+alice+`."}]}}`)
+	r.waitFor(t, "")
+	r.stdin.Close()
+	r.cmd.Wait()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, secret := range map[string]string{"alice's token": alice, "the --token-file token": r.token} {
+		if bytes.Contains(data, []byte(secret)) {
+			t.Errorf("the transcript holds %s:\n%s", name, data)
+		}
+	}
+	if !bytes.Contains(data, []byte(`alice's token:[redacted].`)) {
+		t.Errorf("the prompt text is not redacted in place:\n%s", data)
+	}
+}
+
+// TestPersonTokensRereadOnAMissAtMostEveryFewSeconds: a token added after
+// the hashes were read is recognised once tokenRefreshEvery has passed
+// since the last read; before that a miss does not read the store again.
+func TestPersonTokensRereadOnAMissAtMostEveryFewSeconds(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state.db")
+	alice := addToken(t, state, "alice", "admin")
+	st, err := openState(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Unix(1000, 0)
+	p := &personTokens{people: st.(store.People), now: func() time.Time { return now }}
+	if !p.isToken(alice) {
+		t.Fatal("alice's token is not recognised")
+	}
+	bob := addToken(t, state, "bob", "observer")
+	now = now.Add(tokenRefreshEvery / 2)
+	if p.isToken(bob) {
+		t.Fatal("the store was read again before tokenRefreshEvery")
+	}
+	now = now.Add(tokenRefreshEvery)
+	if !p.isToken(bob) {
+		t.Fatal("bob's token is not recognised after tokenRefreshEvery")
+	}
+	if p.isToken(strings.Repeat("0", 64)) {
+		t.Fatal("a 64-digit string that is no token is recognised")
 	}
 }
