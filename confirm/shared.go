@@ -477,6 +477,21 @@ func (b *Broker) tagView(ctx context.Context, v *View, id string) {
 // bridge of the store.
 func (b *Broker) Shared() bool { return b.sharedStore() != nil }
 
+// storeAnswers reports whether d can be answered through the shared store
+// by another process (acpmux inbox, another bridge's API or page,
+// acpmux decisions): the broker is a bridge of a shared store
+// (Options.BridgeID), d is a permission request (questions are answered at
+// the bridge that asked) and no policy rule names who may answer it (such
+// decisions are refused by [Broker.answerRemote]). Such a decision stays
+// open with no local host until it is answered or times out closed
+// (docs/run.md, "Headless"). d.mu must be held.
+func (b *Broker) storeAnswers(d *Decision) bool {
+	if b.opts.BridgeID == "" || b.sharedStore() == nil || d.snap.isQuestion() {
+		return false
+	}
+	return d.snap.Gate == nil || d.snap.Gate.Approval == nil
+}
+
 // BridgeID returns Options.BridgeID.
 func (b *Broker) BridgeID() string { return b.opts.BridgeID }
 

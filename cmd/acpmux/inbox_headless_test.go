@@ -1,0 +1,56 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/acpmux/acpmux/acp/acptest"
+)
+
+// startHeadlessShared runs "acpmux run --headless --state state --name
+// web" without --listen, with the scripted headless agent, opens session
+// s1 and finishes one prompt turn (after which the agent asks permission
+// out of turn). It returns the relay, its bridge id and the agent's log.
+func startHeadlessShared(t *testing.T, state string) (*runningRelay, string, string) {
+	t.Helper()
+	agentLog := filepath.Join(t.TempDir(), "agent.ndjson")
+	cmd := exec.Command("acpmux", "run", "--headless", "--state", state, "--name", "web", "--", os.Args[0])
+	cmd.Env = append(os.Environ(), acptest.EnvScript+"="+headlessAgentScript, acptest.EnvLog+"="+agentLog)
+	r := startProc(t, cmd, registeredRe)
+	bid := strings.TrimPrefix(r.apiURL, "http://")
+	r.apiURL = ""
+	r.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	r.waitFor(t, "")
+	r.send(t, `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
+	r.waitFor(t, "")
+	r.send(t, `{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[{"type":"text","text":"go"}]}}`)
+	if m := r.waitFor(t, ""); m["id"] != float64(3) {
+		t.Fatalf("want the prompt response first, got %v", m)
+	}
+	return r, bid, agentLog
+}
+
+// TestHeadlessBridgeWithoutListenIsAnsweredFromTheInbox: "acpmux run
+// --headless --state FILE" with no --listen and no --upstream keeps its
+// decision open in the shared store (the inbox can answer it) instead of
+// refusing it at once as no_eligible_host; "acpmux inbox" sharing the
+// file lists it open and answers it, and the answer reaches the agent.
+func TestHeadlessBridgeWithoutListenIsAnsweredFromTheInbox(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "shared.db")
+	r, bid, agentLog := startHeadlessShared(t, state)
+	inbox := startInbox(t, state)
+	v := openDecisionOf(t, inbox, bid, "s1")
+	if code, got := answer(t, inbox, v, "allow"); code != 200 || got.Status != "answered" || !got.Delivered {
+		t.Fatalf("inbox answering the headless bridge's decision: %d %+v", code, got)
+	}
+	if ideSawUntilDone(t, r) {
+		t.Error("the headless IDE was shown a permission request")
+	}
+	log, _ := os.ReadFile(agentLog)
+	if !strings.Contains(string(log), `"id":"bg1","result":{"outcome":{"outcome":"selected","optionId":"allow"}`) {
+		t.Errorf("the agent did not get the inbox's allow:\n%s", log)
+	}
+}
