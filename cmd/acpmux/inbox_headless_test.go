@@ -54,3 +54,27 @@ func TestHeadlessBridgeWithoutListenIsAnsweredFromTheInbox(t *testing.T) {
 		t.Errorf("the agent did not get the inbox's allow:\n%s", log)
 	}
 }
+
+// TestInboxServesEveryBridgesEvents: "acpmux inbox" serves GET /v1/events
+// from the shared store, so "acpmux decisions watch" at the inbox shows
+// the decision.opened events of both bridges sharing it (they are not a
+// 404).
+func TestInboxServesEveryBridgesEvents(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "shared.db")
+	_, b1, _ := startHeadlessShared(t, state)
+	_, b2, _ := startHeadlessShared(t, state)
+	inbox := startInbox(t, state)
+	want := map[string]bool{openDecisionOf(t, inbox, b1, "s1").ID: true, openDecisionOf(t, inbox, b2, "s1").ID: true}
+	lines := watchLines(t, inbox.url, inbox.token, 0, false)
+	for len(want) > 0 {
+		l, ok := <-lines
+		if !ok {
+			t.Fatalf("the watch at the inbox ended; still missing the decision.opened of %v", want)
+		}
+		for id := range want {
+			if strings.Contains(l, "decision.opened") && strings.Contains(l, id) {
+				delete(want, id)
+			}
+		}
+	}
+}
