@@ -76,7 +76,7 @@ func TestAnswerFromAnotherBridgeChecksTheOffer(t *testing.T) {
 	a := sharedBroker(t, path, "A", confirm.Options{})
 	b := sharedBroker(t, path, "B", confirm.Options{})
 	ide := newHost("ide")
-	ask(a, req("sess-1", "k"), ide)
+	ch := ask(a, req("sess-1", "k"), ide)
 	d := ide.wait(t)
 	for _, ans := range []confirm.Answer{{OptionID: "allow-always"}, {OptionID: "Allow-Once"}, {OptionID: "allow-once", Scope: "ALWAYS"}} {
 		if _, _, err := b.Answer(context.Background(), "sess-1", d.ID(), "http", ans); !errors.Is(err, confirm.ErrInvalidAnswer) {
@@ -86,6 +86,10 @@ func TestAnswerFromAnotherBridgeChecksTheOffer(t *testing.T) {
 	if d.Status() != store.StatusOpen {
 		t.Fatalf("status %s after refused answers", d.Status())
 	}
+	if _, _, err := a.Answer(context.Background(), "sess-1", d.ID(), "ide", confirm.Answer{OptionID: "reject-once"}); err != nil {
+		t.Fatal(err)
+	}
+	await(t, ch) // the Ask ends with the test
 }
 
 // TestStaleAnswerFromAnotherBridgeFailsClosed: the owner revalidates an
