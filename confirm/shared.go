@@ -140,6 +140,7 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 			case <-w.ready:
 			}
 			ids, all := w.take()
+			b.journalNotes(ctx) // notes.go: before an answer settles, so the journal keeps their order
 			if all {
 				b.settleAll(ctx, sh)
 			}
@@ -309,7 +310,7 @@ func (b *Broker) settle(d *Decision, rec store.Record) {
 	}
 	t.At = b.now().UTC()
 	d.mu.Lock()
-	t.Event = d.addEvent(t.At, eventFor(t.Status), t.By, detail)
+	t.Event = d.addPersonEvent(t.At, eventFor(t.Status), t.By, rec.Person, detail)
 	d.mu.Unlock()
 	if t.Reason == store.ReasonStale {
 		if _, err := b.sharedStore().Reclose(context.Background(), d.id, t.stored()); err != nil {
@@ -342,7 +343,7 @@ func (b *Broker) settleAnswer(d *Decision, rec store.Record) (transition, string
 			return stale(err.Error())
 		}
 	}
-	return transition{Status: store.StatusAnswered, Answer: &a, By: rec.ResolvedBy, Reason: store.ReasonAnswered}, a.OptionID
+	return transition{Status: store.StatusAnswered, Answer: &a, By: rec.ResolvedBy, Person: rec.Person, Reason: store.ReasonAnswered}, a.OptionID
 }
 
 // answerRemote answers rec, an open decision of another bridge: a is
@@ -352,32 +353,32 @@ func (b *Broker) settleAnswer(d *Decision, rec store.Record) (transition, string
 // verdict is awaited for up to RemoteSettleWait.
 func (b *Broker) answerRemote(ctx context.Context, rec store.Record, v View, hostID string, a Answer) (View, bool, error) {
 	b.tagView(ctx, &v, rec.BridgeID)
+	by := hostID + "@" + b.opts.BridgeID
+	if b.opts.BridgeID == "" {
+		by = hostID + "@inbox"
+	}
 	if a.Scope != "" && a.Scope != "ONCE" {
-		return v, false, fmt.Errorf("%w: scope %s is kept by the bridge that asked: answer it there", ErrInvalidAnswer, a.Scope)
+		return v, false, b.noteRefused(ctx, rec.ID, by, fmt.Errorf("%w: scope %s is kept by the bridge that asked: answer it there", ErrInvalidAnswer, a.Scope))
 	}
 	snap, err := snapshotOf(rec)
 	if err != nil {
 		return v, false, err
 	}
 	if snap.Gate != nil && snap.Gate.Approval != nil {
-		return v, false, fmt.Errorf("%w: a rule names who may answer this decision (rule %s): answer it at the bridge that asked", ErrForbidden, snap.Gate.DecidedBy)
+		return v, false, b.noteRefused(ctx, rec.ID, by, fmt.Errorf("%w: a rule names who may answer this decision (rule %s): answer it at the bridge that asked", ErrForbidden, snap.Gate.DecidedBy))
 	}
 	if err := mayAnswer(ctx, &Decision{snap: snap}); err != nil { // an observer never answers (people.go)
-		return v, false, err
+		return v, false, b.noteRefused(ctx, rec.ID, by, err)
 	}
 	if _, err := (&Decision{snap: snap}).check(a); err != nil {
-		return v, false, err
+		return v, false, b.noteRefused(ctx, rec.ID, by, err)
 	}
 	now := b.now().UTC()
 	if !rec.Deadline.After(now) {
 		return v, false, fmt.Errorf("%w: decision is past its deadline", ErrConflict)
 	}
-	by := hostID + "@" + b.opts.BridgeID
-	if b.opts.BridgeID == "" {
-		by = hostID + "@inbox"
-	}
 	won, err := b.store.Claim(ctx, rec.ID, store.Transition{Status: store.StatusAnswered,
-		Answer: &store.Answer{OptionID: a.OptionID, Text: a.Text}, By: by, Reason: store.ReasonAnswered, At: now})
+		Answer: &store.Answer{OptionID: a.OptionID, Text: a.Text}, By: by, Person: personName(ctx), Reason: store.ReasonAnswered, At: now})
 	if err != nil {
 		return v, false, fmt.Errorf("record answer: %w", err)
 	}

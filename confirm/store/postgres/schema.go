@@ -85,6 +85,7 @@ var migrations = []string{
 	migrationFeed,        // feed.go
 	migrationPrunedChain, // pruned.go
 	migrationShared,      // shared.go
+	migrationNotes,       // notes.go
 }
 
 // migrationLock is the key of the transaction-level advisory lock that
