@@ -524,8 +524,9 @@ func (b *Broker) AllSessions(ctx context.Context) ([]SessionView, error) {
 		if r.BridgeID == b.opts.BridgeID && (mine[r.SessionID] || b.opts.BridgeID != "") {
 			continue // this bridge's own: listed from memory
 		}
-		out = append(out, SessionView{SessionID: r.SessionID, OpenDecisions: r.OpenDecisions, Decisions: r.Decisions,
-			LastActivity: r.LastActivity, Bridge: b.bridgeRef(ctx, r.BridgeID)})
+		ref := b.bridgeRef(ctx, r.BridgeID)
+		out = append(out, SessionView{SessionID: r.SessionID, Cwd: b.storedCwd(ctx, sh, r, ref), OpenDecisions: r.OpenDecisions,
+			Decisions: r.Decisions, LastActivity: r.LastActivity, Bridge: ref})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		bi, bj := bridgeID(out[i]), bridgeID(out[j])
@@ -535,6 +536,20 @@ func (b *Broker) AllSessions(ctx context.Context) ([]SessionView, error) {
 		return out[i].SessionID < out[j].SessionID
 	})
 	return out, nil
+}
+
+// storedCwd is the working directory of another bridge's session r: the
+// one its newest stored decision was asked in, else its bridge's (ref).
+func (b *Broker) storedCwd(ctx context.Context, sh store.Shared, r store.SessionRow, ref *BridgeRef) string {
+	if recs, err := sh.ListOf(ctx, r.BridgeID, r.SessionID, 1); err == nil && len(recs) == 1 {
+		if snap, err := snapshotOf(recs[0]); err == nil && snap.Cwd != "" {
+			return snap.Cwd
+		}
+	}
+	if ref != nil {
+		return ref.Cwd
+	}
+	return ""
 }
 
 func bridgeID(s SessionView) string {

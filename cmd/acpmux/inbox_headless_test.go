@@ -78,3 +78,25 @@ func TestInboxServesEveryBridgesEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestInboxListsOtherBridgesSessionsWithTheirCwd: GET /v1/sessions at the
+// inbox gives a bridge's session the working directory its decision was
+// asked in (session/new cwd "/tmp"), not "".
+func TestInboxListsOtherBridgesSessionsWithTheirCwd(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "shared.db")
+	_, bid, _ := startHeadlessShared(t, state)
+	inbox := startInbox(t, state)
+	openDecisionOf(t, inbox, bid, "s1")
+	var list struct {
+		Sessions []struct {
+			SessionID, Cwd string
+			Bridge         struct{ ID string }
+		}
+	}
+	if code := inbox.do(t, "GET", "/v1/sessions", "", &list); code != 200 || len(list.Sessions) != 1 {
+		t.Fatalf("sessions at the inbox: %d %+v", code, list.Sessions)
+	}
+	if s := list.Sessions[0]; s.SessionID != "s1" || s.Bridge.ID != bid || s.Cwd != "/tmp" {
+		t.Fatalf("session at the inbox: %+v, want s1 of %s with cwd /tmp", s, bid)
+	}
+}
