@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acpmux/acpmux/acp/acptest"
 )
@@ -98,5 +99,51 @@ func TestInboxListsOtherBridgesSessionsWithTheirCwd(t *testing.T) {
 	}
 	if s := list.Sessions[0]; s.SessionID != "s1" || s.Bridge.ID != bid || s.Cwd != "/tmp" {
 		t.Fatalf("session at the inbox: %+v, want s1 of %s with cwd /tmp", s, bid)
+	}
+}
+
+// TestInboxAnswerNamesThePersonInTheJournal: with per-person tokens in the
+// shared store, an observer's answer at "acpmux inbox" to a headless
+// bridge's decision is refused (403) and the bridge journals it as
+// invalid_answer with the observer's name; an approver's answer wins, and
+// the decision names the approver (answeredBy, and the answered event's
+// person).
+func TestInboxAnswerNamesThePersonInTheJournal(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "shared.db")
+	_, bid, _ := startHeadlessShared(t, state)
+	inbox := startInbox(t, state)
+	v := openDecisionOf(t, inbox, bid, "s1")
+	olga := api{inbox.url, addToken(t, state, "olga", "observer")}
+	alice := api{inbox.url, addToken(t, state, "alice", "approver")}
+	if code, got := answer(t, olga, v, "allow"); code != 403 {
+		t.Fatalf("observer at the inbox: %d %+v, want 403", code, got)
+	}
+	type event struct{ Type, Host, Person string }
+	var got struct {
+		Status, AnsweredBy string
+		Events             []event
+	}
+	journal := func(typ string) *event {
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			inbox.do(t, "GET", "/v1/sessions/s1/decisions/"+v.ID+"?bridge="+bid, "", &got)
+			for i := range got.Events {
+				if got.Events[i].Type == typ {
+					return &got.Events[i]
+				}
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatalf("no %s event in the journal: %+v", typ, got.Events)
+		return nil
+	}
+	if ev := journal("invalid_answer"); ev.Person != "olga" {
+		t.Fatalf("the refused answer's journal entry: %+v, want person olga", ev)
+	}
+	if code, res := answer(t, alice, v, "allow"); code != 200 || res.Status != "answered" {
+		t.Fatalf("approver at the inbox: %d %+v", code, res)
+	}
+	if ev := journal("answered"); ev.Person != "alice" || got.AnsweredBy != "alice" {
+		t.Fatalf("answered event %+v, answeredBy %q: want alice", ev, got.AnsweredBy)
 	}
 }
