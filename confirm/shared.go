@@ -140,13 +140,13 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 			case <-w.ready:
 			}
 			ids, all := w.take()
-			b.journalNotes(ctx) // notes.go: before an answer settles, so the journal keeps their order
 			if all {
 				b.settleAll(ctx, sh)
 			}
 			for _, id := range ids {
 				b.settleOne(ctx, sh, id)
 			}
+			b.journalNotes(ctx) // notes.go: after settling, which the agent waits for
 		}
 	})
 	t := time.NewTicker(opts.Heartbeat)
