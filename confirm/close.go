@@ -294,7 +294,7 @@ type transition struct {
 
 // stored returns t as the store records it.
 func (t transition) stored() store.Transition {
-	st := store.Transition{Status: t.Status, By: t.By, Reason: t.Reason, At: t.At, Event: t.Event}
+	st := store.Transition{Status: t.Status, By: t.By, Person: t.Person, Reason: t.Reason, At: t.At, Event: t.Event}
 	if t.Answer != nil {
 		st.Answer = &store.Answer{OptionID: t.Answer.OptionID, Text: t.Answer.Text}
 	}

@@ -73,11 +73,12 @@ func (b *Broker) presentOne(d *Decision, h *hostState) {
 	}
 }
 
-// checkEligible fails d closed when it is open, no claim is in flight, and
-// no host holds a copy it may still answer.
+// checkEligible fails d closed when it is open, no claim is in flight, no
+// host holds a copy it may still answer, and the shared store cannot
+// answer it either (storeAnswers).
 func (b *Broker) checkEligible(d *Decision) {
 	d.mu.Lock()
-	none := !d.status.Closed() && !d.claiming && !d.eligible()
+	none := !d.status.Closed() && !d.claiming && !d.eligible() && !b.storeAnswers(d)
 	d.mu.Unlock()
 	if none {
 		b.close(d, store.StatusCancelled, store.ReasonNoEligibleHost, "")

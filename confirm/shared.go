@@ -153,6 +153,7 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 			for _, id := range ids {
 				b.settleOne(ctx, sh, id)
 			}
+			b.journalNotes(ctx) // notes.go: after settling, which the agent waits for
 		}
 	})
 	t := time.NewTicker(opts.Heartbeat)
@@ -316,7 +317,7 @@ func (b *Broker) settle(d *Decision, rec store.Record) {
 	}
 	t.At = b.now().UTC()
 	d.mu.Lock()
-	t.Event = d.addEvent(t.At, eventFor(t.Status), t.By, detail)
+	t.Event = d.addPersonEvent(t.At, eventFor(t.Status), t.By, rec.Person, detail)
 	d.mu.Unlock()
 	if t.Reason == store.ReasonStale {
 		if _, err := b.sharedStore().Reclose(context.Background(), d.id, t.stored()); err != nil {
@@ -349,7 +350,7 @@ func (b *Broker) settleAnswer(d *Decision, rec store.Record) (transition, string
 			return stale(err.Error())
 		}
 	}
-	return transition{Status: store.StatusAnswered, Answer: &a, By: rec.ResolvedBy, Reason: store.ReasonAnswered}, a.OptionID
+	return transition{Status: store.StatusAnswered, Answer: &a, By: rec.ResolvedBy, Person: rec.Person, Reason: store.ReasonAnswered}, a.OptionID
 }
 
 // answerRemote answers rec, an open decision of another bridge: a is
@@ -359,32 +360,32 @@ func (b *Broker) settleAnswer(d *Decision, rec store.Record) (transition, string
 // verdict is awaited for up to RemoteSettleWait.
 func (b *Broker) answerRemote(ctx context.Context, rec store.Record, v View, hostID string, a Answer) (View, bool, error) {
 	b.tagView(ctx, &v, rec.BridgeID)
+	by := hostID + "@" + b.opts.BridgeID
+	if b.opts.BridgeID == "" {
+		by = hostID + "@inbox"
+	}
 	if a.Scope != "" && a.Scope != "ONCE" {
-		return v, false, fmt.Errorf("%w: scope %s is kept by the bridge that asked: answer it there", ErrInvalidAnswer, a.Scope)
+		return v, false, b.noteRefused(ctx, rec.ID, by, fmt.Errorf("%w: scope %s is kept by the bridge that asked: answer it there", ErrInvalidAnswer, a.Scope))
 	}
 	snap, err := snapshotOf(rec)
 	if err != nil {
 		return v, false, err
 	}
 	if snap.Gate != nil && snap.Gate.Approval != nil {
-		return v, false, fmt.Errorf("%w: a rule names who may answer this decision (rule %s): answer it at the bridge that asked", ErrForbidden, snap.Gate.DecidedBy)
+		return v, false, b.noteRefused(ctx, rec.ID, by, fmt.Errorf("%w: a rule names who may answer this decision (rule %s): answer it at the bridge that asked", ErrForbidden, snap.Gate.DecidedBy))
 	}
 	if err := mayAnswer(ctx, &Decision{snap: snap}); err != nil { // an observer never answers (people.go)
-		return v, false, err
+		return v, false, b.noteRefused(ctx, rec.ID, by, err)
 	}
 	if _, err := (&Decision{snap: snap}).check(a); err != nil {
-		return v, false, err
+		return v, false, b.noteRefused(ctx, rec.ID, by, err)
 	}
 	now := b.now().UTC()
 	if !rec.Deadline.After(now) {
 		return v, false, fmt.Errorf("%w: decision is past its deadline", ErrConflict)
 	}
-	by := hostID + "@" + b.opts.BridgeID
-	if b.opts.BridgeID == "" {
-		by = hostID + "@inbox"
-	}
 	won, err := b.store.Claim(ctx, rec.ID, store.Transition{Status: store.StatusAnswered,
-		Answer: &store.Answer{OptionID: a.OptionID, Text: a.Text}, By: by, Reason: store.ReasonAnswered, At: now})
+		Answer: &store.Answer{OptionID: a.OptionID, Text: a.Text}, By: by, Person: personName(ctx), Reason: store.ReasonAnswered, At: now})
 	if err != nil {
 		return v, false, fmt.Errorf("record answer: %w", err)
 	}
@@ -489,6 +490,21 @@ func (b *Broker) tagView(ctx context.Context, v *View, id string) {
 // bridge of the store.
 func (b *Broker) Shared() bool { return b.sharedStore() != nil }
 
+// storeAnswers reports whether d can be answered through the shared store
+// by another process (acpmux inbox, another bridge's API or page,
+// acpmux decisions): the broker is a bridge of a shared store
+// (Options.BridgeID), d is a permission request (questions are answered at
+// the bridge that asked) and no policy rule names who may answer it (such
+// decisions are refused by [Broker.answerRemote]). Such a decision stays
+// open with no local host until it is answered or times out closed
+// (docs/run.md, "Headless"). d.mu must be held.
+func (b *Broker) storeAnswers(d *Decision) bool {
+	if b.opts.BridgeID == "" || b.sharedStore() == nil || d.snap.isQuestion() {
+		return false
+	}
+	return d.snap.Gate == nil || d.snap.Gate.Approval == nil
+}
+
 // BridgeID returns Options.BridgeID.
 func (b *Broker) BridgeID() string { return b.opts.BridgeID }
 
@@ -520,8 +536,9 @@ func (b *Broker) AllSessions(ctx context.Context) ([]SessionView, error) {
 		if r.BridgeID == b.opts.BridgeID && (mine[r.SessionID] || b.opts.BridgeID != "") {
 			continue // this bridge's own: listed from memory
 		}
-		out = append(out, SessionView{SessionID: r.SessionID, OpenDecisions: r.OpenDecisions, Decisions: r.Decisions,
-			LastActivity: r.LastActivity, Bridge: b.bridgeRef(ctx, r.BridgeID)})
+		ref := b.bridgeRef(ctx, r.BridgeID)
+		out = append(out, SessionView{SessionID: r.SessionID, Cwd: b.storedCwd(ctx, sh, r, ref), OpenDecisions: r.OpenDecisions,
+			Decisions: r.Decisions, LastActivity: r.LastActivity, Bridge: ref})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		bi, bj := bridgeID(out[i]), bridgeID(out[j])
@@ -531,6 +548,20 @@ func (b *Broker) AllSessions(ctx context.Context) ([]SessionView, error) {
 		return out[i].SessionID < out[j].SessionID
 	})
 	return out, nil
+}
+
+// storedCwd is the working directory of another bridge's session r: the
+// one its newest stored decision was asked in, else its bridge's (ref).
+func (b *Broker) storedCwd(ctx context.Context, sh store.Shared, r store.SessionRow, ref *BridgeRef) string {
+	if recs, err := sh.ListOf(ctx, r.BridgeID, r.SessionID, 1); err == nil && len(recs) == 1 {
+		if snap, err := snapshotOf(recs[0]); err == nil && snap.Cwd != "" {
+			return snap.Cwd
+		}
+	}
+	if ref != nil {
+		return ref.Cwd
+	}
+	return ""
 }
 
 func bridgeID(s SessionView) string {

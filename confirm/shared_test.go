@@ -87,6 +87,10 @@ func TestAnswerFromAnotherBridgeChecksTheOffer(t *testing.T) {
 	if d.Status() != store.StatusOpen {
 		t.Fatalf("status %s after refused answers", d.Status())
 	}
+	if _, _, err := a.Answer(context.Background(), "sess-1", d.ID(), "ide", confirm.Answer{OptionID: "reject-once"}); err != nil {
+		t.Fatal(err)
+	}
+	await(t, ch) // the Ask ends with the test
 }
 
 // TestStaleAnswerFromAnotherBridgeFailsClosed: the owner revalidates an

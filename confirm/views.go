@@ -105,7 +105,7 @@ func viewOfRecord(r store.Record) (View, error) {
 		v.Answer = &Answer{OptionID: r.Answer.OptionID, Text: r.Answer.Text}
 	}
 	if r.Status.Closed() {
-		v.Reason, v.ResolvedBy = r.Reason, r.ResolvedBy
+		v.Reason, v.ResolvedBy, v.AnsweredBy = r.Reason, r.ResolvedBy, r.Person
 		at := r.ClosedAt
 		v.ClosedAt = &at
 	}
@@ -113,7 +113,7 @@ func viewOfRecord(r store.Record) (View, error) {
 	if r.Events != nil {
 		v.Events = r.Events
 		for _, ev := range r.Events {
-			if ev.Type == store.EventAnswered {
+			if ev.Type == store.EventAnswered && ev.Person != "" {
 				v.AnsweredBy = ev.Person
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -23,11 +24,11 @@ func init() {
 }
 
 const decisionsUsage = `Usage:
-  acpmux decisions list   [--session ID] [--status S] [flags]
-  acpmux decisions show   DECISION_ID [--session ID] [flags]
-  acpmux decisions answer DECISION_ID --session ID (--option OPTION_ID | --text TEXT) [--scope S] [flags]
+  acpmux decisions list   [--session ID [--bridge ID]] [--status S] [flags]
+  acpmux decisions show   DECISION_ID [--session ID [--bridge ID]] [flags]
+  acpmux decisions answer DECISION_ID --session ID [--bridge ID] (--option OPTION_ID | --text TEXT) [--scope S] [flags]
   acpmux decisions watch  [--json] [--after N] [flags]
-  acpmux decisions answer DECISION_ID --session ID --action A [--field NAME=VALUE ... | --content JSON] [flags]
+  acpmux decisions answer DECISION_ID --session ID [--bridge ID] --action A [--field NAME=VALUE ... | --content JSON] [flags]
 
 Talks to the decisions HTTP API of a running "acpmux run --listen ADDR" (or
 "acpmux inbox --listen ADDR") to
@@ -38,7 +39,8 @@ answer the agent's permission requests from a terminal or a script.
           --status open|answered|timed_out|cancelled filters them;
           --bridge ID names the bridge of a --session several bridges use
   show    one decision: the command, warnings, offered options, journal;
-          without --session it is looked up in every session
+          without --session it is looked up in every session;
+          in a shared store list has a BRIDGE column and show a bridge line
   answer  answer with an offered optionId (--option), free text (--text,
           only when the decision allows it), or both; a question (the
           agent's elicitation) with --action accept|decline|cancel and,
@@ -238,7 +240,8 @@ type apiError struct {
 	status       int
 	code, msg    string
 	decisionStat string
-	decision     *confirm.View // the decision of a 409
+	decision     *confirm.View       // the decision of a 409
+	candidates   []confirm.BridgeRef // the bridges of a 409 ambiguous_session
 }
 
 func (e *apiError) Error() string {
@@ -285,6 +288,7 @@ func (c *apiClient) do(method, path string, body any, out any, raw *json.RawMess
 			if e.Decision != nil {
 				ae.decisionStat, ae.decision = string(e.Decision.Status), e.Decision
 			}
+			ae.candidates = ambiguousCandidates(ae.code, data) // decisions_conflict.go
 		}
 		return ae
 	}
@@ -339,8 +343,15 @@ func (c *apiClient) list(w io.Writer, f decisionsFlags) error {
 		return writeIndented(w, map[string]any{"decisions": all})
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	shared := slices.ContainsFunc(all, func(v confirm.View) bool { return v.Bridge != nil })
+	if shared {
+		fmt.Fprint(tw, "BRIDGE\t")
+	}
 	fmt.Fprintln(tw, "SESSION\tDECISION\tSTATUS\tCREATED\tTITLE")
 	for _, v := range all {
+		if shared {
+			fmt.Fprintf(tw, "%s\t", bridgeLabel(v.Bridge)) // decisions_conflict.go
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.SessionID, v.ID, v.Status, v.CreatedAt.Local().Format(time.DateTime), oneLine(v.Title, 60))
 	}
 	return tw.Flush()
@@ -410,7 +421,11 @@ func describeAnswer(a *confirm.Answer) string {
 // printDecision writes v for a human. Text from the agent is printed
 // through safe, so a command cannot hide part of itself on the terminal.
 func printDecision(w io.Writer, v confirm.View) {
-	fmt.Fprintf(w, "decision  %s\nsession   %s\nstatus    %s", v.ID, v.SessionID, v.Status)
+	fmt.Fprintf(w, "decision  %s\nsession   %s\n", v.ID, v.SessionID)
+	if v.Bridge != nil {
+		fmt.Fprintf(w, "bridge    %s\n", bridgeLabel(v.Bridge)) // decisions_conflict.go
+	}
+	fmt.Fprintf(w, "status    %s", v.Status)
 	if v.Reason != "" {
 		fmt.Fprintf(w, " (%s)", v.Reason)
 	}

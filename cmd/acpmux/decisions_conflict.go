@@ -1,12 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/acpmux/acpmux/bridge/httpapi"
 	"github.com/acpmux/acpmux/confirm"
 	"github.com/acpmux/acpmux/confirm/store"
 )
@@ -32,6 +34,9 @@ func (f *decisionsFlags) checkScope(sub string) string {
 // answered first, it timed out, or it was cancelled.
 func conflictSentence(e *apiError) string {
 	v := e.decision
+	if e.code == "ambiguous_session" {
+		return ambiguousSentence(e.candidates)
+	}
 	if e.code == "stale" {
 		return "not answered: the request changed after it was shown (mode, working directory, arguments or policy), so acpmux refused it rather than approve what you did not see; the agent got its reject option"
 	}
@@ -104,4 +109,45 @@ func (c *apiClient) findSession(id string) (string, string, error) {
 		}
 	}
 	return "", "", fmt.Errorf("no decision %s in any of the %d sessions of %s", url.PathEscape(id), len(ss.Sessions), c.base.Host)
+}
+
+// ambiguousCandidates returns the candidates of a 409 ambiguous_session
+// body (httpapi.AmbiguousBody), none for any other code.
+func ambiguousCandidates(code string, body []byte) []confirm.BridgeRef {
+	if code != "ambiguous_session" {
+		return nil
+	}
+	var b httpapi.AmbiguousBody
+	json.Unmarshal(body, &b)
+	return b.Candidates
+}
+
+// ambiguousSentence says that the --session id is used by several bridges
+// of the shared store and lists them, for the --bridge to pass.
+func ambiguousSentence(cands []confirm.BridgeRef) string {
+	var sb strings.Builder
+	sb.WriteString("the --session id is used by several bridges sharing the store: pass --bridge ID with one of:")
+	for _, c := range cands {
+		fmt.Fprintf(&sb, "\n  %s", bridgeLabel(&c))
+	}
+	return sb.String()
+}
+
+// bridgeLabel is "ID (name NAME, host HOST)" of a bridge, without the
+// parts it does not have.
+func bridgeLabel(b *confirm.BridgeRef) string {
+	if b == nil {
+		return "-"
+	}
+	var parts []string
+	if b.Name != "" {
+		parts = append(parts, "name "+safe(b.Name))
+	}
+	if b.Host != "" {
+		parts = append(parts, "host "+safe(b.Host))
+	}
+	if len(parts) == 0 {
+		return safe(b.ID)
+	}
+	return safe(b.ID) + " (" + strings.Join(parts, ", ") + ")"
 }

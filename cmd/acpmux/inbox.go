@@ -123,6 +123,9 @@ func runInbox(ctx context.Context, f *inboxFlags, stderr io.Writer, log *slog.Lo
 	}
 	lln := httpapi.LimitListener(ln, f.maxConnections, log)
 	routes := map[string]http.Handler{"GET /{$}": web.Index(), "GET /static/": web.Static()}
+	if fd, ok := st.(store.Feed); ok { // every bridge's events (docs/decisions.md, "Events")
+		routes["GET /v1/events"] = httpapi.Events(storeFeed{fd}, httpapi.EventsOptions{Logger: log})
+	}
 	people, _ := st.(store.People) // per-person tokens and roles, as for run (docs/tokens.md)
 	srv := httpapi.NewServer(httpapi.New(broker, httpapi.Options{Addr: ln.Addr().String(), Token: token, Version: version,
 		HostID: "inbox", Logger: log, Routes: routes, People: people}), log)

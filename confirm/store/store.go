@@ -96,6 +96,7 @@ type Record struct {
 	Deadline    time.Time
 	Answer      *Answer // nil unless answered
 	ResolvedBy  string  // winning host id, or the gate's decidedBy; "" when the broker closed it
+	Person      string  // the person of the winning answer (docs/tokens.md), "" when none
 	Reason      Reason  // "" while open
 	ClosedAt    time.Time
 	DeliveredAt time.Time // zero until the result was handed to the bridge
@@ -114,6 +115,7 @@ type Transition struct {
 	Status Status  // a closed status
 	Answer *Answer // nil unless answered
 	By     string  // winning host id, or the gate's decidedBy; "" when the broker closed it
+	Person string  // the person of the winning answer (docs/tokens.md), "" when none
 	Reason Reason
 	At     time.Time
 	Event  Event // the terminal journal event, written in the same transaction

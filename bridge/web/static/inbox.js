@@ -36,7 +36,8 @@ function apiPath(sid, bid, did) {
 }
 
 // remoteCard shows decision v of bridge b with exactly its options; a
-// click posts the optionId.
+// click posts the optionId. An observer (docs/tokens.md) gets no buttons,
+// only the notice that they cannot answer.
 function remoteCard(b, v) {
   const card = el('div', 'card open');
   card.dataset.decisionId = v.id;
@@ -52,7 +53,9 @@ function remoteCard(b, v) {
   const opts = el('div', 'options');
   const buttons = [];
   const stateEl = el('div', 'state');
-  for (const o of v.options || []) {
+  const observer = me && me.role === 'observer'; // app.js
+  if (observer) opts.append(el('div', 'observer', 'You are an observer: you see this request but cannot answer it.'));
+  for (const o of observer ? [] : v.options || []) {
     const btn = el('button', o.kind, o.name);
     btn.type = 'button';
     btn.title = o.optionId;
@@ -83,6 +86,12 @@ function remoteCard(b, v) {
 // closes.
 async function refreshRemote(list, own) {
   const open = new Set();
+  const others = list.filter((s) => s.bridge && s.bridge.id !== own).length;
+  if (others) {
+    $('no-sessions').textContent = (own ? 'No session of this bridge yet. ' : '') +
+      others + (others === 1 ? ' session' : ' sessions') + ' of ' + (own ? 'other bridges' : 'the bridges sharing the store') +
+      ': their pending confirmations are listed under "Other bridges".';
+  }
   for (const s of list) {
     if (!s.bridge || s.bridge.id === own || !s.openDecisions) continue;
     let vs;

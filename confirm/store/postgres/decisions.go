@@ -63,8 +63,8 @@ func (s *Store) Claim(ctx context.Context, id string, t store.Transition) (bool,
 		opt, text = &t.Answer.OptionID, &t.Answer.Text
 	}
 	tag, err := tx.Exec(ctx, `UPDATE decisions SET status = $1, answer_option = $2, answer_text = $3,
-		resolved_by = $4, reason = $5, closed_at = $6 WHERE id = $7 AND status = 'open'`,
-		string(t.Status), opt, text, t.By, string(t.Reason), nanos(t.At), id)
+		resolved_by = $4, reason = $5, closed_at = $6, resolved_person = $8 WHERE id = $7 AND status = 'open'`,
+		string(t.Status), opt, text, t.By, string(t.Reason), nanos(t.At), id, t.Person)
 	if err != nil {
 		return false, fmt.Errorf("store claim: %w", err)
 	}
@@ -120,7 +120,7 @@ func insertEvent(ctx context.Context, tx pgx.Tx, id string, ev store.Event) erro
 }
 
 const recordColumns = `id, session_id, agent_key, status, request, snapshot, created_at, deadline, answer_option, answer_text,
-	resolved_by, reason, closed_at, delivered_at, bridge_id`
+	resolved_by, reason, closed_at, delivered_at, bridge_id, resolved_person`
 
 func scanRecord(row pgx.Row) (store.Record, error) {
 	var (
@@ -132,7 +132,7 @@ func scanRecord(row pgx.Row) (store.Record, error) {
 		closed, delivered *int64
 	)
 	if err := row.Scan(&r.ID, &r.SessionID, &r.AgentKey, &status, &r.Request, &snap, &created, &deadline, &opt, &text,
-		&r.ResolvedBy, &reason, &closed, &delivered, &r.BridgeID); err != nil {
+		&r.ResolvedBy, &reason, &closed, &delivered, &r.BridgeID, &r.Person); err != nil {
 		return r, err
 	}
 	r.Snapshot = json.RawMessage(snap)

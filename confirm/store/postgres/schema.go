@@ -86,6 +86,7 @@ var migrations = []string{
 	migrationPrunedChain, // pruned.go
 	migrationShared,      // shared.go
 	migrationPruneEvents, // pruneevents.go
+	migrationNotes,       // notes.go
 }
 
 // migrationLock is the key of the transaction-level advisory lock that

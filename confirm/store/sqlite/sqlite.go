@@ -174,6 +174,7 @@ var migrations = []string{
 	migrationPrunedChain, // pruned.go
 	migrationShared,      // shared.go
 	migrationPruneEvents, // pruneevents.go
+	migrationNotes,       // notes.go
 }
 
 func (s *Store) migrate() error {
@@ -337,8 +338,8 @@ func (s *Store) Claim(ctx context.Context, id string, t store.Transition) (bool,
 		opt, text = t.Answer.OptionID, t.Answer.Text
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE decisions SET status = ?, answer_option = ?, answer_text = ?,
-		resolved_by = ?, reason = ?, closed_at = ? WHERE id = ? AND status = 'open'`,
-		string(t.Status), opt, text, t.By, string(t.Reason), nanos(t.At), id)
+		resolved_by = ?, reason = ?, closed_at = ?, resolved_person = ? WHERE id = ? AND status = 'open'`,
+		string(t.Status), opt, text, t.By, string(t.Reason), nanos(t.At), t.Person, id)
 	if err != nil {
 		return false, fmt.Errorf("store claim: %w", err)
 	}
@@ -386,7 +387,7 @@ func insertEvent(ctx context.Context, tx *sql.Tx, id string, ev store.Event) err
 }
 
 const recordColumns = `id, session_id, agent_key, status, request, snapshot, created_at, deadline, answer_option, answer_text,
-	resolved_by, reason, closed_at, delivered_at, bridge_id`
+	resolved_by, reason, closed_at, delivered_at, bridge_id, resolved_person`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -402,7 +403,7 @@ func scanRecord(sc scanner) (store.Record, error) {
 		closed, delivered   sql.NullInt64
 	)
 	if err := sc.Scan(&r.ID, &sessionID, &agentKey, &status, &req, &snap, &created, &deadline, &opt, &text,
-		&r.ResolvedBy, &reason, &closed, &delivered, &r.BridgeID); err != nil {
+		&r.ResolvedBy, &reason, &closed, &delivered, &r.BridgeID, &r.Person); err != nil {
 		return r, err
 	}
 	r.SessionID, r.AgentKey = sessionID, agentKey

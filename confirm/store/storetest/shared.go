@@ -26,6 +26,10 @@ func RunSharedStore(t *testing.T, newPair func(t *testing.T) (store.Shared, stor
 		a, b := newPair(t)
 		ownerLost(t, a, b)
 	})
+	t.Run("NotesReachTheOwnerAndClaimsKeepThePerson", func(t *testing.T) {
+		a, b := newPair(t)
+		notesAndClaimPerson(t, a, b) // notes.go
+	})
 }
 
 func bridgeRecord(id, bridge, session string, at time.Time) store.Record {
