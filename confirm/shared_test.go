@@ -78,7 +78,6 @@ func TestAnswerFromAnotherBridgeChecksTheOffer(t *testing.T) {
 	ide := newHost("ide")
 	ch := ask(a, req("sess-1", "k"), ide)
 	d := ide.wait(t)
-	defer func() { a.CancelSession("sess-1", "test over"); await(t, ch) }()
 	for _, ans := range []confirm.Answer{{OptionID: "allow-always"}, {OptionID: "Allow-Once"}, {OptionID: "allow-once", Scope: "ALWAYS"}} {
 		if _, _, err := b.Answer(context.Background(), "sess-1", d.ID(), "http", ans); !errors.Is(err, confirm.ErrInvalidAnswer) {
 			t.Errorf("answer %+v: %v, want ErrInvalidAnswer", ans, err)
