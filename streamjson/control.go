@@ -75,7 +75,9 @@ type SetModelRequest struct {
 
 // ElicitationRequest asks the script for input on behalf of an elicitation
 // (acpmux → script): a form (Mode "form", RequestedSchema) or a URL to
-// open (Mode "url", URL). The answer is an [ElicitationResult].
+// open (Mode "url", URL). The script answers with a control_response
+// whose response is {"action", "content"}, decoded and validated as any
+// host's answer to a question (docs/stream-json.md).
 type ElicitationRequest struct {
 	MCPServerName   string          `json:"mcp_server_name"`
 	Message         string          `json:"message"`
