@@ -28,10 +28,12 @@ type Options struct {
 	// GracePeriod is the wait between closing the agent's stdin, SIGTERM
 	// and SIGKILL on shutdown (DefaultGracePeriod when 0).
 	GracePeriod time.Duration
-	// Watch, when set, gets a copy of the update member of every
-	// session/update notification of the agent, with its session id, on
-	// the agent's read loop: it must not block (a teammate's upstream
-	// client forwards them to its lead, docs/teammates.md).
+	// Watch, when set, gets the update member of every session/update
+	// notification of the agent, with its session id, on the agent's read
+	// loop: it must not block, and update is valid only during the call
+	// (it may be lent from a read block that is reused), so Watch copies
+	// what it keeps (a teammate's upstream client forwards them to its
+	// lead, docs/teammates.md).
 	Watch func(sessionID string, update []byte)
 	// AllowTeammatePrompts lets this bridge's hosts prompt (and cancel) a
 	// teammate's session "teammate:NAME/SESSION"; off, they are refused

@@ -143,8 +143,9 @@ func (c *Client) Won(d *confirm.Decision, _ confirm.Resolution) {
 // Update forwards the update member of one session/update of session
 // sessionID of the teammate's agent to the lead (MethodUpdate), without
 // blocking: while the lead is not connected, or when updateQueueLen are
-// waiting, it is dropped. Its bytes are sent as they are. It is the
-// bridge's Options.Watch of a teammate.
+// waiting, it is dropped. Its bytes are sent as they are, copied into the
+// notification before Update returns (update may be a lent line). It is
+// the bridge's Options.Watch of a teammate.
 func (c *Client) Update(sessionID string, update []byte) {
 	c.mu.Lock()
 	connected := c.conn != nil
