@@ -45,6 +45,14 @@ func (p hostPresenter) Won(d *confirm.Decision, res confirm.Resolution) {
 	p.h.withdraw(d.ID(), resolvedNotice(d, res))
 }
 
+// MethodPermissionResolved is the acpmux extension notification (ACP
+// "Extensibility": methods starting with "_") that the bridge sends to a host
+// together with $/cancel_request when the host's copy of a decision is
+// withdrawn, and to the host whose answer won. Its params are
+// [confirm.Notice]'s. Hosts that do not know it ignore it, as ACP requires
+// for unknown extension notifications.
+const MethodPermissionResolved = "_acpmux/permission_resolved"
+
 // resolvedNotice is the _acpmux/permission_resolved notification of d
 // closed as res ([confirm.Notice]).
 func resolvedNotice(d *confirm.Decision, res confirm.Resolution) []byte {
