@@ -839,15 +839,15 @@ func (t *translator) controlAnswer(reqID string) func(result, errObj []byte) {
 // offers a mode of that id, the agent's mode too; another mode the agent
 // offers is selected with session/set_mode; anything else is an error.
 func (t *translator) setPermissionMode(reqID, mode string) {
-	gate := ""
+	gm := ""
 	switch {
 	case strings.EqualFold(mode, "plan"):
-		gate = string(confirm.ModePlan)
+		gm = string(confirm.ModePlan)
 	case mode == "default":
-		gate = string(confirm.ModeDefault)
+		gm = string(confirm.ModeDefault)
 	}
-	if gate != "" {
-		if _, err := t.broker.SetMode(t.sid, confirm.Mode(gate), "stream-json host set_permission_mode "+mode); err != nil {
+	if gm != "" {
+		if _, err := t.broker.SetMode(t.sid, confirm.Mode(gm), "stream-json host set_permission_mode "+mode); err != nil {
 			t.emit(streamjson.ErrorResponse(reqID, "set_permission_mode "+mode+": "+err.Error()))
 			return
 		}
