@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
 	"github.com/acpmux/acpmux/confirm/store"
 
 	"github.com/acpmux/acpmux/acp"
@@ -45,12 +46,12 @@ func (b *Broker) Answer(ctx context.Context, sessionID, decisionID, hostID strin
 // earlier process, or evicted from memory.
 func (b *Broker) answerStored(ctx context.Context, sessionID, decisionID, hostID string, a Answer) (View, bool, error) {
 	if b.store == nil {
-		return View{}, false, ErrNotFound
+		return View{}, false, store.ErrNotFound
 	}
 	rec, err := b.store.Get(ctx, decisionID)
 	if err != nil || rec.SessionID != sessionID {
-		if err == nil || errors.Is(err, ErrNotFound) {
-			err = ErrNotFound
+		if err == nil || errors.Is(err, store.ErrNotFound) {
+			err = store.ErrNotFound
 		}
 		return View{}, false, err
 	}
@@ -199,7 +200,7 @@ func (b *Broker) AnswerResult(decisionID, hostID string, result json.RawMessage)
 }
 
 // AnswerResultAs is [Broker.AnswerResult] for a host whose person ctx
-// carries ([WithPerson]): a /acp WebSocket host authenticated with a
+// carries ([identity.WithPerson]): a /acp WebSocket host authenticated with a
 // person's token. The answer is checked and journalled with that person,
 // and is a vote where the decision needs a quorum. An answer the person
 // (or a host without one) may not give returns ErrForbidden, and the host
@@ -207,7 +208,7 @@ func (b *Broker) AnswerResult(decisionID, hostID string, result json.RawMessage)
 func (b *Broker) AnswerResultAs(ctx context.Context, decisionID, hostID string, result json.RawMessage) error {
 	d := b.lookup(ctx, decisionID)
 	if d == nil {
-		return ErrNotFound
+		return store.ErrNotFound
 	}
 	d.mu.Lock()
 	h := d.hosts[hostID]

@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"time"
+
 	"github.com/acpmux/acpmux/confirm/gate"
 	"github.com/acpmux/acpmux/confirm/policy"
 	"github.com/acpmux/acpmux/confirm/store"
-	"strings"
-	"time"
 )
 
 // PlanItem is the audit row of one permission request: the
@@ -26,14 +27,14 @@ type PlanItem struct {
 	Class      string          `json:"class,omitempty"`
 	Reasons    []string        `json:"reasons,omitempty"`
 	Preview    string          `json:"preview,omitempty"` // from diff content
-	Mode       Mode            `json:"mode"`
+	Mode       gate.Mode       `json:"mode"`
 	Route      gate.Route      `json:"route"`
 	Policy     policy.Decision `json:"policy"`   // the policy verdict: allow, ask, deny, "" (no rule)
 	Decision   policy.Decision `json:"decision"` // what the agent got: allow or deny
 	DecidedBy  string          `json:"decidedBy"`
 	Downgraded bool            `json:"downgraded,omitempty"` // an ask downgraded to deny (data source or interactive)
 	OptionID   string          `json:"optionId,omitempty"`   // the option the agent received, "" for cancelled
-	Scope      Scope           `json:"scope,omitempty"`
+	Scope      policy.Scope    `json:"scope,omitempty"`
 	Status     store.Status    `json:"status"`
 	Reason     store.Reason    `json:"reason"`
 	Message    string          `json:"message,omitempty"`
@@ -57,15 +58,15 @@ func (b *Broker) afterClose(d *Decision, t transition, res Resolution) {
 	}
 	b.countOutcome(d.snap.SessionID, item.Decision != policy.DecisionAllow, res.Reason)
 	if g := d.snap.Gate; g != nil && kindOf(&d.snap) == "switch_mode" && item.Decision == policy.DecisionAllow &&
-		t.Reason == store.ReasonAnswered && g.Mode == ModePlan && res.OptionID != "plan" {
-		b.SetMode(d.snap.SessionID, ModeDefault, fmt.Sprintf("host %s approved switch_mode (optionId %q) of decision %s", t.By, res.OptionID, d.id))
+		t.Reason == store.ReasonAnswered && g.Mode == gate.ModePlan && res.OptionID != "plan" {
+		b.SetMode(d.snap.SessionID, gate.ModeDefault, fmt.Sprintf("host %s approved switch_mode (optionId %q) of decision %s", t.By, res.OptionID, d.id))
 	}
 }
 
 // planItem builds the audit row of d closed by t.
-func (b *Broker) planItem(d *Decision, t transition, res Resolution) PlanItem {
+func (b *Broker) planItem(d *Decision, t transition, res Resolution) gate.PlanItem {
 	s := &d.snap
-	it := PlanItem{ID: d.id, SessionID: s.SessionID, ToolCallID: s.ToolCall.ToolCallID, Kind: kindOf(s),
+	it := gate.PlanItem{ID: d.id, SessionID: s.SessionID, ToolCallID: s.ToolCall.ToolCallID, Kind: kindOf(s),
 		Title: s.Title, Command: s.Command, Preview: preview(s.ToolCall.Content), Status: res.Status,
 		Reason: res.Reason, OptionID: res.OptionID, Decision: policy.DecisionDeny, DecidedBy: decidedBy(s, t),
 		Message: gateMessage(s, t), CreatedAt: d.created, DecidedAt: res.At}
@@ -109,7 +110,7 @@ func preview(content []byte) string {
 }
 
 // recordItem writes the audit row to the store, or keeps it in memory.
-func (b *Broker) recordItem(it PlanItem) {
+func (b *Broker) recordItem(it gate.PlanItem) {
 	if b.store != nil {
 		doc, err := json.Marshal(it)
 		if err == nil {
@@ -131,7 +132,7 @@ func (b *Broker) recordItem(it PlanItem) {
 // PlanItems returns the audit rows of sessionID (every session when ""),
 // oldest first, at most limit (0 means 1000), from the store or from
 // memory. An error comes only from the store.
-func (b *Broker) PlanItems(ctx context.Context, sessionID string, limit int) ([]PlanItem, error) {
+func (b *Broker) PlanItems(ctx context.Context, sessionID string, limit int) ([]gate.PlanItem, error) {
 	if limit <= 0 {
 		limit = maxListed
 	}
@@ -140,7 +141,7 @@ func (b *Broker) PlanItems(ctx context.Context, sessionID string, limit int) ([]
 	}
 	b.g.mu.Lock()
 	defer b.g.mu.Unlock()
-	out := []PlanItem{}
+	out := []gate.PlanItem{}
 	for _, it := range b.g.items {
 		if sessionID == "" || it.SessionID == sessionID {
 			out = append(out, it)
@@ -156,14 +157,14 @@ func (b *Broker) PlanItems(ctx context.Context, sessionID string, limit int) ([]
 // "") in st, oldest first, at most limit, as [Broker.PlanItems] does; acpmux
 // audit reads a store with it while no broker runs. An error comes from the
 // store, or says a row cannot be decoded.
-func StoredPlanItems(ctx context.Context, st store.Store, sessionID string, limit int) ([]PlanItem, error) {
+func StoredPlanItems(ctx context.Context, st store.Store, sessionID string, limit int) ([]gate.PlanItem, error) {
 	rows, err := st.PlanItems(ctx, sessionID, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]PlanItem, 0, len(rows))
+	out := make([]gate.PlanItem, 0, len(rows))
 	for _, r := range rows {
-		var it PlanItem
+		var it gate.PlanItem
 		if err := json.Unmarshal(r.Item, &it); err != nil {
 			return nil, fmt.Errorf("plan item %s: %w", r.ID, err)
 		}

@@ -17,7 +17,7 @@ type Blocked struct {
 	Class string `json:"class,omitempty"`
 	// Route is RoutePlanBlock or RouteDeny; Mode the gate mode then.
 	Route gate.Route `json:"route"`
-	Mode  Mode       `json:"mode"`
+	Mode  gate.Mode  `json:"mode"`
 	// Rule is what decided: rule:NAME, builtin:..., a remembered verdict.
 	Rule string `json:"rule"`
 	// Message is the fixed message the agent was given.
@@ -29,7 +29,7 @@ type Blocked struct {
 // gate blocked. Blocked is called once per such decision, after it closed,
 // without the broker's locks; it must not block.
 type BlockedSessions interface {
-	Blocked(b Blocked)
+	Blocked(b gate.Blocked)
 }
 
 // ModeSessions is implemented by a [Sessions] that wants to know when the
@@ -37,7 +37,7 @@ type BlockedSessions interface {
 // GateModeChanged is called after each change, without the broker's locks;
 // it must not block.
 type ModeSessions interface {
-	GateModeChanged(sessionID string, m Mode)
+	GateModeChanged(sessionID string, m gate.Mode)
 }
 
 // tellBlocked hands d to the sessions' Blocked when the gate refused it.
@@ -50,7 +50,7 @@ func (b *Broker) tellBlocked(d *Decision) {
 	if !ok {
 		return
 	}
-	bl := Blocked{SessionID: d.snap.SessionID, DecisionID: d.id, ToolCallID: d.snap.ToolCall.ToolCallID,
+	bl := gate.Blocked{SessionID: d.snap.SessionID, DecisionID: d.id, ToolCallID: d.snap.ToolCall.ToolCallID,
 		Command: d.snap.Command, Route: g.Route, Mode: g.Mode, Rule: g.DecidedBy, Message: g.Message}
 	if bl.Command == "" {
 		bl.Command = d.snap.Title
@@ -61,7 +61,7 @@ func (b *Broker) tellBlocked(d *Decision) {
 }
 
 // tellModeChanged tells the sessions' GateModeChanged of a change.
-func (b *Broker) tellModeChanged(sessionID string, m Mode) {
+func (b *Broker) tellModeChanged(sessionID string, m gate.Mode) {
 	if ms, ok := b.bridge().(ModeSessions); ok {
 		ms.GateModeChanged(sessionID, m)
 	}

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/acpmux/acpmux/confirm/policy"
-	"github.com/acpmux/acpmux/confirm/store"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/acpmux/acpmux/confirm/gate"
+	"github.com/acpmux/acpmux/confirm/policy"
+	"github.com/acpmux/acpmux/confirm/store"
 
 	"github.com/acpmux/acpmux/acp"
 	"github.com/google/uuid"
@@ -85,7 +87,7 @@ type Options struct {
 
 	// Mode is the gate mode every session starts in (--mode); "" means
 	// ModeDefault. LockMode keeps every session there (--lock-mode).
-	Mode     Mode
+	Mode     gate.Mode
 	LockMode bool
 	// Policy is the initial policy (--policy); nil has no rules. See SetPolicy.
 	Policy *policy.Policy

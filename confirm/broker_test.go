@@ -193,7 +193,7 @@ func TestAPIInvalidAnswerKeepsDecisionOpen(t *testing.T) {
 	if st := d.Status(); st != store.StatusOpen {
 		t.Fatalf("status = %s after invalid answers", st)
 	}
-	if _, _, err := b.Answer(context.Background(), "other", d.ID(), "http", confirm.Answer{OptionID: "allow-once"}); !errors.Is(err, confirm.ErrNotFound) {
+	if _, _, err := b.Answer(context.Background(), "other", d.ID(), "http", confirm.Answer{OptionID: "allow-once"}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("wrong session: err = %v", err)
 	}
 	if _, _, err := b.Answer(context.Background(), "s", d.ID(), "http", confirm.Answer{OptionID: "reject-once"}); err != nil {
@@ -302,7 +302,7 @@ func TestNotPresentedHostCannotAnswer(t *testing.T) {
 	if err := b.AnswerResult(d.ID(), "intruder", json.RawMessage(selected("allow-once"))); !errors.Is(err, confirm.ErrNotPresented) {
 		t.Fatalf("err = %v", err)
 	}
-	if err := b.AnswerResult("no-such-id", "ide", json.RawMessage(selected("allow-once"))); !errors.Is(err, confirm.ErrNotFound) {
+	if err := b.AnswerResult("no-such-id", "ide", json.RawMessage(selected("allow-once"))); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("err = %v", err)
 	}
 	if d.Status() != store.StatusOpen {

@@ -2,9 +2,11 @@ package confirm
 
 import (
 	"fmt"
-	"github.com/acpmux/acpmux/confirm/gate"
 	"strings"
 	"unicode"
+
+	"github.com/acpmux/acpmux/confirm/gate"
+	"github.com/acpmux/acpmux/confirm/hidden"
 
 	"golang.org/x/text/unicode/runenames"
 )
@@ -47,7 +49,7 @@ func HiddenRune(r rune) bool {
 // for a code point up to U+FFFF, \UXXXXXXXX above (lowercase hex). Other
 // characters, backslashes included, are copied as they are.
 func Visible(s string) string {
-	i := strings.IndexFunc(s, HiddenRune)
+	i := strings.IndexFunc(s, hidden.Rune)
 	if i < 0 {
 		return s
 	}
@@ -55,7 +57,7 @@ func Visible(s string) string {
 	b.WriteString(s[:i])
 	for _, r := range s[i:] {
 		switch {
-		case !HiddenRune(r):
+		case !hidden.Rune(r):
 			b.WriteRune(r)
 		case r <= 0xffff:
 			fmt.Fprintf(&b, `\u%04x`, r)
@@ -78,7 +80,7 @@ func hiddenNames(s string) []string {
 	var names []string
 	seen := map[rune]bool{}
 	for _, r := range s {
-		if r == '\t' || r == '\n' || !HiddenRune(r) || seen[r] {
+		if r == '\t' || r == '\n' || !hidden.Rune(r) || seen[r] {
 			continue
 		}
 		seen[r] = true

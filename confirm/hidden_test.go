@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/acpmux/acpmux/confirm/gate"
+	"github.com/acpmux/acpmux/confirm/hidden"
 
 	"github.com/acpmux/acpmux/confirm"
 )
@@ -45,7 +46,7 @@ func TestHiddenCharactersWarnEveryHost(t *testing.T) {
 					t.Errorf("displayed text lacks warning %q:\n%s", w, s.DisplayedText)
 				}
 			}
-			if strings.ContainsFunc(strings.ReplaceAll(s.DisplayedText, "\n", ""), confirm.HiddenRune) {
+			if strings.ContainsFunc(strings.ReplaceAll(s.DisplayedText, "\n", ""), hidden.Rune) {
 				t.Errorf("displayed text holds a hidden character raw: %q", s.DisplayedText)
 			}
 			b.CancelSession("s", "")

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+
+	"github.com/acpmux/acpmux/confirm/gate"
 	"github.com/acpmux/acpmux/confirm/policy"
 	"github.com/acpmux/acpmux/confirm/store"
-	"sync"
 )
 
 // Mode is the gate mode of a session: ModeDefault or ModePlan. It is
@@ -17,16 +19,16 @@ type Mode string
 
 // The gate modes.
 const (
-	ModeDefault Mode = "default" // policy rules, remembered verdicts and the agent's own prompts
-	ModePlan    Mode = "plan"    // plan-mode routing (docs/plan-mode.md)
+	ModeDefault gate.Mode = "default" // policy rules, remembered verdicts and the agent's own prompts
+	ModePlan    gate.Mode = "plan"    // plan-mode routing (docs/plan-mode.md)
 )
 
 // ParseMode returns the Mode named s ("default" or "plan"); anything else is
 // an error naming s.
-func ParseMode(s string) (Mode, error) {
-	switch Mode(s) {
-	case ModeDefault, ModePlan:
-		return Mode(s), nil
+func ParseMode(s string) (gate.Mode, error) {
+	switch gate.Mode(s) {
+	case gate.ModeDefault, gate.ModePlan:
+		return gate.Mode(s), nil
 	}
 	return "", fmt.Errorf("unknown gate mode %q (want plan or default)", s)
 }
@@ -44,12 +46,12 @@ type gateState struct {
 	policyRev uint64
 	always    map[string]store.Rule // remembered ALWAYS verdicts by key
 	loaded    bool                  // always was read from the store
-	items     []PlanItem            // audit rows when there is no store (bounded)
+	items     []gate.PlanItem       // audit rows when there is no store (bounded)
 }
 
 // gateSession is the gate state of one session. Guarded by gate.mu.
 type gateSession struct {
-	mode     Mode
+	mode     gate.Mode
 	revision uint64
 	remember map[string]policy.Decision // SESSION verdicts by key
 	breaker  breakerState
@@ -62,7 +64,7 @@ func (b *Broker) gateSessionLocked(id string) *gateSession {
 	if gs == nil {
 		m := b.opts.Mode
 		if m == "" {
-			m = ModeDefault
+			m = gate.ModeDefault
 		}
 		gs = &gateSession{mode: m, remember: map[string]policy.Decision{}}
 		b.g.sessions[id] = gs
@@ -72,7 +74,7 @@ func (b *Broker) gateSessionLocked(id string) *gateSession {
 
 // GateMode returns the gate mode of session sessionID and its revision,
 // which starts at 0 and increases on every change. Safe for concurrent use.
-func (b *Broker) GateMode(sessionID string) (Mode, uint64) {
+func (b *Broker) GateMode(sessionID string) (gate.Mode, uint64) {
 	b.g.mu.Lock()
 	defer b.g.mu.Unlock()
 	gs := b.gateSessionLocked(sessionID)
@@ -86,8 +88,8 @@ func (b *Broker) GateMode(sessionID string) (Mode, uint64) {
 // fails closed as stale (an approval given under the old mode must not
 // run). It returns the new revision; ErrModeLocked when Options.LockMode is
 // set and m differs from the current mode.
-func (b *Broker) SetMode(sessionID string, m Mode, by string) (uint64, error) {
-	if _, err := ParseMode(string(m)); err != nil {
+func (b *Broker) SetMode(sessionID string, m gate.Mode, by string) (uint64, error) {
+	if _, err := gate.ParseMode(string(m)); err != nil {
 		return 0, err
 	}
 	b.g.mu.Lock()
@@ -101,7 +103,7 @@ func (b *Broker) SetMode(sessionID string, m Mode, by string) (uint64, error) {
 		cur := gs.mode
 		b.g.mu.Unlock()
 		b.log.Warn("confirm: gate mode change refused: the mode is locked", "session", sessionID, "mode", cur, "wanted", m, "by", by)
-		return 0, ErrModeLocked
+		return 0, gate.ErrModeLocked
 	}
 	gs.mode = m
 	gs.revision++
@@ -128,10 +130,10 @@ func (b *Broker) EngagePlan(sessionID, by string) bool {
 	gs := b.gateSessionLocked(sessionID)
 	mode := gs.mode
 	b.g.mu.Unlock()
-	if mode == ModePlan || b.opts.LockMode {
+	if mode == gate.ModePlan || b.opts.LockMode {
 		return false
 	}
-	_, err := b.SetMode(sessionID, ModePlan, by)
+	_, err := b.SetMode(sessionID, gate.ModePlan, by)
 	return err == nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/acpmux/acpmux/confirm/identity"
 	"github.com/acpmux/acpmux/confirm/store"
 )
 
@@ -23,13 +24,13 @@ type personKey struct{}
 
 // WithPerson returns ctx carrying p, for [Broker.Answer],
 // [Broker.AnswerQuestion] and [Broker.AnswerResultAs].
-func WithPerson(ctx context.Context, p Person) context.Context {
+func WithPerson(ctx context.Context, p identity.Person) context.Context {
 	return context.WithValue(ctx, personKey{}, p)
 }
 
 // PersonFrom returns the person ctx carries, if any.
-func PersonFrom(ctx context.Context) (Person, bool) {
-	p, ok := ctx.Value(personKey{}).(Person)
+func PersonFrom(ctx context.Context) (identity.Person, bool) {
+	p, ok := ctx.Value(personKey{}).(identity.Person)
 	return p, ok
 }
 
@@ -47,7 +48,7 @@ var ErrDuplicateVote = store.ErrDuplicateVote
 
 // mayAnswer returns why the person of ctx may not answer d, or nil.
 func mayAnswer(ctx context.Context, d *Decision) error {
-	p, ok := PersonFrom(ctx)
+	p, ok := identity.PersonFrom(ctx)
 	if ok && !p.Role.MayAnswer() {
 		return fmt.Errorf("%w: %s is an %s and may not answer", ErrForbidden, p.Name, p.Role)
 	}
@@ -79,7 +80,7 @@ func (b *Broker) refusePerson(ctx context.Context, d *Decision, hostID string, e
 
 // personName is the name of ctx's person, "" when none.
 func personName(ctx context.Context) string {
-	p, _ := PersonFrom(ctx)
+	p, _ := identity.PersonFrom(ctx)
 	return p.Name
 }
 

@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+
 	"github.com/acpmux/acpmux/confirm/gate"
 	"github.com/acpmux/acpmux/confirm/policy"
 	"github.com/acpmux/acpmux/confirm/store"
-	"strings"
 
 	"github.com/acpmux/acpmux/acp"
 )
@@ -23,7 +24,7 @@ const (
 // GateInfo records how the gate routed a request; it is part of the
 // immutable snapshot (JSON "gate").
 type GateInfo struct {
-	Mode           Mode            `json:"mode"`           // gate mode when the request arrived
+	Mode           gate.Mode       `json:"mode"`           // gate mode when the request arrived
 	ModeRevision   uint64          `json:"modeRevision"`   // its revision
 	PolicyRevision uint64          `json:"policyRevision"` // revision of the policy rules
 	Route          gate.Route      `json:"route"`          // a [gate.Route]
@@ -63,7 +64,7 @@ func kindOf(s *Snapshot) string {
 }
 
 // itemOf builds the policy item of s under mode.
-func (b *Broker) itemOf(s *Snapshot, mode Mode) policy.Item {
+func (b *Broker) itemOf(s *Snapshot, mode gate.Mode) policy.Item {
 	it := policy.Item{Kind: kindOf(s), Command: s.Command, Title: s.Title, Mode: string(mode), Agent: b.opts.Agent, Paths: pathsOf(s.ToolCall),
 		InputSHA256: sha256Hex([]byte(string(s.ToolCall.RawInput) + "\x00" + string(s.ToolCall.Content) + "\x00" + string(s.ToolCall.Locations)))}
 	if s.Command != "" {
@@ -153,7 +154,7 @@ func (b *Broker) routeSnapshot(s *Snapshot, producer string) {
 	b.loadAlways()
 	b.g.mu.Lock()
 	gs := b.gateSessionLocked(s.SessionID)
-	g := &GateInfo{Mode: gs.mode, ModeRevision: gs.revision, PolicyRevision: b.g.policyRev, Agent: b.opts.Agent, Producer: producer}
+	g := &gate.Info{Mode: gs.mode, ModeRevision: gs.revision, PolicyRevision: b.g.policyRev, Agent: b.opts.Agent, Producer: producer}
 	pol, tripped := b.g.policy, gs.breaker.tripped
 	it := b.itemOf(s, gs.mode)
 	g.Key = rememberKey(it)
@@ -168,7 +169,7 @@ func (b *Broker) routeSnapshot(s *Snapshot, producer string) {
 	g.Policy = v.Decision
 	g.Approval = v.Approval
 	route(g, s, it, v, tripped, remembered, by)
-	if b.opts.LockMode && g.Mode == ModePlan && strings.EqualFold(kindOf(s), "switch_mode") && g.Route != gate.RouteDeny {
+	if b.opts.LockMode && g.Mode == gate.ModePlan && strings.EqualFold(kindOf(s), "switch_mode") && g.Route != gate.RouteDeny {
 		// --lock-mode: no approval can leave plan mode, so none is asked for
 		// (an allow would reach the agent while the gate stays in plan).
 		g.Route, g.DecidedBy, g.Message = gate.RoutePlanBlock, gate.BuiltinModeLocked, gate.ModeLockedMessage
@@ -180,7 +181,7 @@ func (b *Broker) routeSnapshot(s *Snapshot, producer string) {
 	if g.Route == gate.RouteOneOff {
 		oneOff(s, it.Class)
 	}
-	if kindOf(s) == "switch_mode" && g.Route == gate.RouteAsk && g.Mode == ModePlan {
+	if kindOf(s) == "switch_mode" && g.Route == gate.RouteAsk && g.Mode == gate.ModePlan {
 		s.Warnings = append([]string{gate.ExitPlanModeMessage}, s.Warnings...)
 	}
 	s.DisplayedText = displayedText(s)
@@ -193,10 +194,10 @@ func (b *Broker) routeSnapshot(s *Snapshot, producer string) {
 // commands that bash may read differently (refused); plan-mode shell
 // routing; the data-source precheck; policy allow; a remembered verdict;
 // ask.
-func route(g *GateInfo, s *Snapshot, it policy.Item, v policy.Verdict, tripped bool, remembered policy.Decision, rememberedBy string) {
+func route(g *gate.Info, s *Snapshot, it policy.Item, v policy.Verdict, tripped bool, remembered policy.Decision, rememberedBy string) {
 	rule := decidedByRulePrefix + v.Rule
 	set := func(r gate.Route, by, msg string) { g.Route, g.DecidedBy, g.Message = r, by, msg }
-	plan := g.Mode == ModePlan
+	plan := g.Mode == gate.ModePlan
 	switch {
 	case v.Decision == policy.DecisionDeny:
 		set(gate.RouteDeny, rule, gate.PolicyDenyMessage)
@@ -395,7 +396,7 @@ func gateMessage(s *Snapshot, t transition) string {
 	case store.ReasonPolicyAllow, store.ReasonPolicyDeny, store.ReasonPlanBlock, store.ReasonBreaker:
 		return g.Message
 	case store.ReasonStale:
-		if g.Route == gate.RouteOneOff || g.Mode == ModePlan {
+		if g.Route == gate.RouteOneOff || g.Mode == gate.ModePlan {
 			return gate.StaleApprovalMessage
 		}
 	case store.ReasonNoEligibleHost, store.ReasonTimeout:

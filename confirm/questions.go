@@ -116,7 +116,7 @@ func (b *Broker) openQuestion(ctx context.Context, id string, q *question.Questi
 		return d, nil, nil
 	}
 	title := q.Params.Message
-	snap := Snapshot{Kind: KindQuestion, SessionID: string(q.Params.SessionID), AgentKey: req.AgentKey,
+	snap := Snapshot{Kind: question.Kind, SessionID: string(q.Params.SessionID), AgentKey: req.AgentKey,
 		Request: append(json.RawMessage(nil), req.Params...), RequestSHA256: sha256Hex(req.Params),
 		ToolCall: acp.ToolCallUpdate{ToolCallID: q.Params.ToolCallID}, Title: title, Cwd: req.Cwd,
 		Warnings: hiddenWarnings(title, q.Params.URL), q: q}
@@ -131,7 +131,7 @@ func (b *Broker) openQuestion(ctx context.Context, id string, q *question.Questi
 }
 
 // isQuestion reports whether s is the snapshot of a question.
-func (s *Snapshot) isQuestion() bool { return s.Kind == KindQuestion }
+func (s *Snapshot) isQuestion() bool { return s.Kind == question.Kind }
 
 // questionResult is the agent's result for question d closed by t: the
 // validated answer, or decline when nobody could be asked or acpmux cannot
@@ -329,7 +329,7 @@ func questionView(v *View, s *Snapshot, ans *question.Answer) {
 		a := *ans
 		qv.Answer = &a
 	}
-	v.Kind, v.Question, v.Options = KindQuestion, &qv, []acp.PermissionOption{}
+	v.Kind, v.Question, v.Options = question.Kind, &qv, []acp.PermissionOption{}
 }
 
 // storedQuestionAnswer is the store's form of a validated answer: the

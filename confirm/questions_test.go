@@ -94,7 +94,7 @@ func TestQuestionFirstValidAnswerWins(t *testing.T) {
 		default:
 			t.Fatalf("resolved by %q", v.ResolvedBy)
 		}
-		if v.Kind != confirm.KindQuestion || v.Question == nil || v.Question.Answer == nil || v.Question.Status != "answered" {
+		if v.Kind != question.Kind || v.Question == nil || v.Question.Answer == nil || v.Question.Status != "answered" {
 			t.Fatalf("view %+v question %+v", v, v.Question)
 		}
 		if evs := eventTypes(v); count(evs, "answered@"+v.ResolvedBy) != 1 || count(evs, "late_answer@ide")+count(evs, "late_answer@http") != 1 {
@@ -360,7 +360,7 @@ func TestQuestionStoredAndRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Status != store.StatusCancelled || rec.Reason != store.ReasonBridgeRestart || storedSnapshot(t, rec).Kind != confirm.KindQuestion {
+	if rec.Status != store.StatusCancelled || rec.Reason != store.ReasonBridgeRestart || storedSnapshot(t, rec).Kind != question.Kind {
 		t.Fatalf("record %s %s snapshot %s", rec.Status, rec.Reason, rec.Snapshot)
 	}
 	b2 := newBroker(t, confirm.Options{Store: s2})

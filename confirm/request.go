@@ -5,9 +5,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/acpmux/acpmux/confirm/gate"
 	"strings"
 	"time"
+
+	"github.com/acpmux/acpmux/confirm/gate"
+	"github.com/acpmux/acpmux/confirm/hidden"
 
 	"github.com/acpmux/acpmux/acp"
 )
@@ -256,16 +258,16 @@ func classify(fn func(string) Classification, command string) (c *Classification
 // the same thing.
 func displayedText(s *Snapshot) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "title: %s\n", Visible(s.Title))
+	fmt.Fprintf(&b, "title: %s\n", hidden.Escape(s.Title))
 	if s.Command != "" {
-		fmt.Fprintf(&b, "command: %s\n", Visible(s.Command))
+		fmt.Fprintf(&b, "command: %s\n", hidden.Escape(s.Command))
 	}
-	fmt.Fprintf(&b, "cwd: %s\n", Visible(s.Cwd))
+	fmt.Fprintf(&b, "cwd: %s\n", hidden.Escape(s.Cwd))
 	for _, w := range s.Warnings {
-		fmt.Fprintf(&b, "warning: %s\n", Visible(w))
+		fmt.Fprintf(&b, "warning: %s\n", hidden.Escape(w))
 	}
 	for _, o := range s.Options {
-		fmt.Fprintf(&b, "option: %s [%s] %s\n", Visible(o.OptionID), Visible(string(o.Kind)), Visible(o.Name))
+		fmt.Fprintf(&b, "option: %s [%s] %s\n", hidden.Escape(o.OptionID), hidden.Escape(string(o.Kind)), hidden.Escape(o.Name))
 	}
 	return b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
 	"github.com/acpmux/acpmux/confirm/policy"
 	"github.com/acpmux/acpmux/confirm/store"
 
@@ -13,14 +14,14 @@ import (
 
 // Scope is how long an answer's verdict applies beyond the one decision
 // (docs/policy.md). The HTTP API takes it in the answer's "scope" member,
-// an ACP host in the result's _meta.acpmux.scope; "" means [ScopeOnce].
+// an ACP host in the result's _meta.acpmux.scope; "" means [policy.ScopeOnce].
 type Scope string
 
 // The scopes of an answer.
 const (
-	ScopeOnce    Scope = "ONCE"    // this decision only (the default)
-	ScopeSession Scope = "SESSION" // the same (agent, tool kind, command or title) for the rest of the session, in memory
-	ScopeAlways  Scope = "ALWAYS"  // a rule in the store, effective from the next evaluation, in every later session
+	ScopeOnce    policy.Scope = "ONCE"    // this decision only (the default)
+	ScopeSession policy.Scope = "SESSION" // the same (agent, tool kind, command or title) for the rest of the session, in memory
+	ScopeAlways  policy.Scope = "ALWAYS"  // a rule in the store, effective from the next evaluation, in every later session
 )
 
 // Errors of a scoped answer. Both are returned wrapped together with
@@ -39,18 +40,18 @@ var (
 // holds it).
 func (b *Broker) checkScope(d *Decision, a Answer) error {
 	switch a.Scope {
-	case "", ScopeOnce:
+	case "", policy.ScopeOnce:
 		return nil
-	case ScopeSession, ScopeAlways:
+	case policy.ScopeSession, policy.ScopeAlways:
 	default:
-		return fmt.Errorf("%w: %w: unknown scope %q (want ONCE, SESSION or ALWAYS)", ErrInvalidAnswer, ErrScopeRefused, a.Scope)
+		return fmt.Errorf("%w: %w: unknown scope %q (want ONCE, SESSION or ALWAYS)", ErrInvalidAnswer, policy.ErrScopeRefused, a.Scope)
 	}
 	if d.OneOff() {
-		return fmt.Errorf("%w: %w: an exact one-off plan-mode approval cannot be %s", ErrInvalidAnswer, ErrScopeRefused, a.Scope)
+		return fmt.Errorf("%w: %w: an exact one-off plan-mode approval cannot be %s", ErrInvalidAnswer, policy.ErrScopeRefused, a.Scope)
 	}
-	if a.Scope == ScopeAlways {
+	if a.Scope == policy.ScopeAlways {
 		if b.store == nil || !b.store.Durable() {
-			return fmt.Errorf("%w: %w", ErrInvalidAnswer, ErrAlwaysUnavailable)
+			return fmt.Errorf("%w: %w", ErrInvalidAnswer, policy.ErrAlwaysUnavailable)
 		}
 	}
 	return nil
@@ -58,7 +59,7 @@ func (b *Broker) checkScope(d *Decision, a Answer) error {
 
 // scopeOf reads _meta.acpmux.scope from an ACP host's result (the result's
 // own _meta, else the outcome's); "" when absent.
-func scopeOf(result json.RawMessage) (Scope, error) {
+func scopeOf(result json.RawMessage) (policy.Scope, error) {
 	for _, obj := range [][]byte{result, acp.MemberBytes(result, "outcome")} {
 		raw := acp.MemberBytes(acp.MemberBytes(acp.MemberBytes(obj, "_meta"), "acpmux"), "scope")
 		if raw == nil {
@@ -68,7 +69,7 @@ func scopeOf(result json.RawMessage) (Scope, error) {
 		if json.Unmarshal(raw, &s) != nil {
 			return "", fmt.Errorf("%w: _meta.acpmux.scope must be a string", ErrInvalidAnswer)
 		}
-		return Scope(s), nil
+		return policy.Scope(s), nil
 	}
 	return "", nil
 }
@@ -89,7 +90,7 @@ func rememberKey(it policy.Item) string {
 // remember applies the scope of the winning answer of d: SESSION in
 // memory, ALWAYS in the store and then in memory.
 func (b *Broker) remember(d *Decision, a *Answer, by string) {
-	if a == nil || (a.Scope != ScopeSession && a.Scope != ScopeAlways) || d.snap.Gate == nil {
+	if a == nil || (a.Scope != policy.ScopeSession && a.Scope != policy.ScopeAlways) || d.snap.Gate == nil {
 		return
 	}
 	verdict := policy.DecisionDeny
@@ -99,7 +100,7 @@ func (b *Broker) remember(d *Decision, a *Answer, by string) {
 		}
 	}
 	key := d.snap.Gate.Key
-	if a.Scope == ScopeSession {
+	if a.Scope == policy.ScopeSession {
 		b.g.mu.Lock()
 		b.gateSessionLocked(d.snap.SessionID).remember[key] = verdict
 		b.g.mu.Unlock()

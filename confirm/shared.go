@@ -643,14 +643,14 @@ func (b *Broker) DecisionOf(ctx context.Context, sessionID, decisionID string) (
 		return v, b.opts.BridgeID, nil
 	}
 	if b.store == nil {
-		return View{}, "", ErrNotFound
+		return View{}, "", store.ErrNotFound
 	}
 	r, err := b.store.Get(ctx, decisionID)
 	if err != nil {
 		return View{}, "", err
 	}
 	if r.SessionID != sessionID {
-		return View{}, "", ErrNotFound
+		return View{}, "", store.ErrNotFound
 	}
 	v, err := viewOfRecord(r)
 	b.tagView(ctx, &v, r.BridgeID)

@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/acpmux/acpmux/confirm/question"
-	"github.com/acpmux/acpmux/confirm/store"
 	"sort"
 	"time"
+
+	"github.com/acpmux/acpmux/confirm/question"
+	"github.com/acpmux/acpmux/confirm/store"
 
 	"github.com/acpmux/acpmux/acp"
 )
@@ -232,14 +233,14 @@ func (b *Broker) Decision(ctx context.Context, sessionID, decisionID string) (Vi
 		return d.View(), nil
 	}
 	if b.store == nil {
-		return View{}, ErrNotFound
+		return View{}, store.ErrNotFound
 	}
 	r, err := b.store.Get(ctx, decisionID)
 	if err != nil {
 		return View{}, err
 	}
 	if r.SessionID != sessionID {
-		return View{}, ErrNotFound
+		return View{}, store.ErrNotFound
 	}
 	return viewOfRecord(r)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/gate"
 	"github.com/acpmux/acpmux/confirm/store/postgres"
 	"github.com/acpmux/acpmux/confirm/store/sqlite"
 )
@@ -93,7 +94,7 @@ func auditMain(args []string, s stdio) int {
 
 // printItems prints one line per plan item, with text from the agent
 // through safe (quoted when it holds a hidden character).
-func printItems(s stdio, items []confirm.PlanItem) {
+func printItems(s stdio, items []gate.PlanItem) {
 	tw := tabwriter.NewWriter(s.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DECIDED\tSESSION\tKIND\tMODE\tROUTE\tDECISION\tDECIDED BY\tCLASS\tWHAT")
 	for _, it := range items {
