@@ -21,7 +21,7 @@ const MaxAnswerTextBytes = 16 << 10
 //
 // It returns the decision's view after the call and deduped=true when the
 // decision was already answered with exactly a (a retry converges). Errors:
-// ErrNotFound (no such decision in that session); ErrConflict when it was
+// [store.ErrNotFound] (no such decision in that session); ErrConflict when it was
 // answered differently, is closed (timed_out, cancelled) or another answer
 // won first (the answer is journalled as late_answer); ErrConflict and
 // ErrStale together when the revalidation hook refused the snapshot (the
@@ -191,7 +191,7 @@ func describe(a Answer) string {
 // abstaining, and returns an error wrapping ErrInvalidAnswer. "cancelled"
 // counts as the host abstaining and returns nil. A valid selection is
 // claimed as by Answer: nil when it won or repeats the winning answer,
-// ErrConflict when it was late. ErrNotFound for an unknown decision,
+// ErrConflict when it was late. [store.ErrNotFound] for an unknown decision,
 // ErrNotPresented when hostID holds no copy. See ACP "Tool Calls /
 // Requesting Permission"
 // (https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission).

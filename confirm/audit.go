@@ -5,44 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/acpmux/acpmux/confirm/gate"
 	"github.com/acpmux/acpmux/confirm/policy"
 	"github.com/acpmux/acpmux/confirm/store"
 )
-
-// PlanItem is the audit row of one permission request: the
-// snapshot fields as they were when it was decided, written once when the
-// decision closes and never changed afterwards (the store refuses UPDATE
-// and DELETE on plan_items). JSON in camelCase, as served by GET
-// /v1/sessions/{sessionId}/plan-items and printed by acpmux audit --json.
-type PlanItem struct {
-	ID         string          `json:"id"` // the decision id
-	SessionID  string          `json:"sessionId"`
-	ToolCallID string          `json:"toolCallId"`
-	Kind       string          `json:"kind"`
-	Title      string          `json:"title"`
-	Command    string          `json:"command,omitempty"`
-	Class      string          `json:"class,omitempty"`
-	Reasons    []string        `json:"reasons,omitempty"`
-	Preview    string          `json:"preview,omitempty"` // from diff content
-	Mode       gate.Mode       `json:"mode"`
-	Route      gate.Route      `json:"route"`
-	Policy     policy.Decision `json:"policy"`   // the policy verdict: allow, ask, deny, "" (no rule)
-	Decision   policy.Decision `json:"decision"` // what the agent got: allow or deny
-	DecidedBy  string          `json:"decidedBy"`
-	Downgraded bool            `json:"downgraded,omitempty"` // an ask downgraded to deny (data source or interactive)
-	OptionID   string          `json:"optionId,omitempty"`   // the option the agent received, "" for cancelled
-	Scope      policy.Scope    `json:"scope,omitempty"`
-	Status     store.Status    `json:"status"`
-	Reason     store.Reason    `json:"reason"`
-	Message    string          `json:"message,omitempty"`
-	Producer   string          `json:"producer,omitempty"` // host that owns the session
-	Agent      string          `json:"agent,omitempty"`
-	CreatedAt  time.Time       `json:"createdAt"`
-	DecidedAt  time.Time       `json:"decidedAt"`
-}
 
 // maxMemoryItems bounds the audit rows kept in memory without a store.
 const maxMemoryItems = 10000
@@ -137,7 +104,11 @@ func (b *Broker) PlanItems(ctx context.Context, sessionID string, limit int) ([]
 		limit = maxListed
 	}
 	if b.store != nil {
-		return StoredPlanItems(ctx, b.store, sessionID, limit)
+		rows, err := b.store.PlanItems(ctx, sessionID, limit)
+		if err != nil {
+			return nil, err
+		}
+		return gate.DecodePlanItems(rows)
 	}
 	b.g.mu.Lock()
 	defer b.g.mu.Unlock()
@@ -149,26 +120,6 @@ func (b *Broker) PlanItems(ctx context.Context, sessionID string, limit int) ([]
 	}
 	if len(out) > limit {
 		out = out[len(out)-limit:]
-	}
-	return out, nil
-}
-
-// StoredPlanItems returns the audit rows of sessionID (every session when
-// "") in st, oldest first, at most limit, as [Broker.PlanItems] does; acpmux
-// audit reads a store with it while no broker runs. An error comes from the
-// store, or says a row cannot be decoded.
-func StoredPlanItems(ctx context.Context, st store.Store, sessionID string, limit int) ([]gate.PlanItem, error) {
-	rows, err := st.PlanItems(ctx, sessionID, limit)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]gate.PlanItem, 0, len(rows))
-	for _, r := range rows {
-		var it gate.PlanItem
-		if err := json.Unmarshal(r.Item, &it); err != nil {
-			return nil, fmt.Errorf("plan item %s: %w", r.ID, err)
-		}
-		out = append(out, it)
 	}
 	return out, nil
 }

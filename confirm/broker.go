@@ -86,7 +86,7 @@ type Options struct {
 	Revalidate func(ctx context.Context, s Snapshot) error
 
 	// Mode is the gate mode every session starts in (--mode); "" means
-	// ModeDefault. LockMode keeps every session there (--lock-mode).
+	// [gate.ModeDefault]. LockMode keeps every session there (--lock-mode).
 	Mode     gate.Mode
 	LockMode bool
 	// Policy is the initial policy (--policy); nil has no rules. See SetPolicy.

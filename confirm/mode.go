@@ -2,7 +2,6 @@ package confirm
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -10,32 +9,6 @@ import (
 	"github.com/acpmux/acpmux/confirm/policy"
 	"github.com/acpmux/acpmux/confirm/store"
 )
-
-// Mode is the gate mode of a session: ModeDefault or ModePlan. It is
-// acpmux's own view, separate from the agent's mode ids (ACP "Session
-// Modes"): the bridge engages the gate when a host or the agent selects the
-// agent's plan mode. See docs/plan-mode.md.
-type Mode string
-
-// The gate modes.
-const (
-	ModeDefault gate.Mode = "default" // policy rules, remembered verdicts and the agent's own prompts
-	ModePlan    gate.Mode = "plan"    // plan-mode routing (docs/plan-mode.md)
-)
-
-// ParseMode returns the Mode named s ("default" or "plan"); anything else is
-// an error naming s.
-func ParseMode(s string) (gate.Mode, error) {
-	switch gate.Mode(s) {
-	case gate.ModeDefault, gate.ModePlan:
-		return gate.Mode(s), nil
-	}
-	return "", fmt.Errorf("unknown gate mode %q (want plan or default)", s)
-}
-
-// ErrModeLocked is returned by SetMode when Options.LockMode keeps the gate
-// where Options.Mode put it.
-var ErrModeLocked = errors.New("gate mode is locked (--lock-mode)")
 
 // gateState is the broker's plan-mode and policy state. Its mutex is taken after
 // Broker.mu when both are needed, never the other way round.
@@ -86,7 +59,7 @@ func (b *Broker) GateMode(sessionID string) (gate.Mode, uint64) {
 // switch_mode request), journalled in the log and the store. When the mode
 // changes, its revision increases and every open decision of the session
 // fails closed as stale (an approval given under the old mode must not
-// run). It returns the new revision; ErrModeLocked when Options.LockMode is
+// run). It returns the new revision; [gate.ErrModeLocked] when Options.LockMode is
 // set and m differs from the current mode.
 func (b *Broker) SetMode(sessionID string, m gate.Mode, by string) (uint64, error) {
 	if _, err := gate.ParseMode(string(m)); err != nil {

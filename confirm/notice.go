@@ -2,18 +2,13 @@ package confirm
 
 import (
 	"encoding/json"
-	"github.com/acpmux/acpmux/confirm/store"
 	"time"
+
+	"github.com/acpmux/acpmux/confirm/store"
 )
 
-// MethodPermissionResolved is the acpmux extension notification (ACP
-// "Extensibility": methods starting with "_") that the bridge sends to a host
-// together with $/cancel_request when the host's copy of a decision is
-// withdrawn. Hosts that do not know it ignore it, as ACP requires for
-// unknown extension notifications.
-const MethodPermissionResolved = "_acpmux/permission_resolved"
-
-// ResolvedNotice is the params of MethodPermissionResolved (docs/decisions.md,
+// ResolvedNotice is the params of the _acpmux/permission_resolved
+// notification (the bridge's MethodPermissionResolved; docs/decisions.md,
 // "The resolved notice", and docs/protocol.md). OptionID is the optionId the
 // agent received, absent when it received "cancelled" (or, for reason
 // agent_cancelled, error -32800).

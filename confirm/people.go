@@ -11,29 +11,6 @@ import (
 	"github.com/acpmux/acpmux/confirm/store"
 )
 
-// Person is who sent an answer or a prompt: the name and role of the
-// bearer token it came with (docs/tokens.md). It is only ever taken from
-// the authenticated token, never from a message (a "person" in _meta
-// means nothing to acpmux).
-type Person struct {
-	Name string     `json:"name"`
-	Role store.Role `json:"role"`
-}
-
-type personKey struct{}
-
-// WithPerson returns ctx carrying p, for [Broker.Answer],
-// [Broker.AnswerQuestion] and [Broker.AnswerResultAs].
-func WithPerson(ctx context.Context, p identity.Person) context.Context {
-	return context.WithValue(ctx, personKey{}, p)
-}
-
-// PersonFrom returns the person ctx carries, if any.
-func PersonFrom(ctx context.Context) (identity.Person, bool) {
-	p, ok := ctx.Value(personKey{}).(identity.Person)
-	return p, ok
-}
-
 // ErrForbidden: the person may not answer this decision: their role does
 // not answer (observer), the policy names approvers they are not among,
 // the decision needs a person and the answer came without one, or they
@@ -41,10 +18,6 @@ func PersonFrom(ctx context.Context) (identity.Person, bool) {
 // false. The answer is journalled (invalid_answer) and not counted; the
 // decision stays open (HTTP 403).
 var ErrForbidden = errors.New("forbidden")
-
-// ErrDuplicateVote: the person already voted on this quorum decision; the
-// second vote is journalled and not counted (HTTP 409).
-var ErrDuplicateVote = store.ErrDuplicateVote
 
 // mayAnswer returns why the person of ctx may not answer d, or nil.
 func mayAnswer(ctx context.Context, d *Decision) error {

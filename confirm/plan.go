@@ -21,27 +21,6 @@ const (
 	decidedByAlwaysPref  = "always:"
 )
 
-// GateInfo records how the gate routed a request; it is part of the
-// immutable snapshot (JSON "gate").
-type GateInfo struct {
-	Mode           gate.Mode       `json:"mode"`           // gate mode when the request arrived
-	ModeRevision   uint64          `json:"modeRevision"`   // its revision
-	PolicyRevision uint64          `json:"policyRevision"` // revision of the policy rules
-	Route          gate.Route      `json:"route"`          // a [gate.Route]
-	Policy         policy.Decision `json:"policy"`         // the policy verdict: allow, ask, deny; "" when no rule matched
-	DecidedBy      string          `json:"decidedBy"`      // rule:NAME, a builtin:..., session:/always: verdict, default:ask
-	Downgraded     bool            `json:"downgraded,omitempty"`
-	Message        string          `json:"message,omitempty"` // fixed message for the agent when the gate decided
-	Agent          string          `json:"agent,omitempty"`
-	Producer       string          `json:"producer,omitempty"` // host that owns the session
-	Key            string          `json:"key"`                // the remember key (agent, kind, command or title)
-	// Approval is who may answer, from the matching ask rules
-	// (docs/policy.md, "Approvers and quorum"); nil: anyone who may answer.
-	Approval *policy.Approval `json:"approval,omitempty"`
-	// Requester is the person whose prompt led to the request (Request.Requester).
-	Requester string `json:"requester,omitempty"`
-}
-
 // shellCommand returns the shell command of a tool call: rawInput.command
 // (a string or an argv array, see commandOf), else, for kind "execute", the
 // title (Gemini CLI sends no rawInput; its title is the command).

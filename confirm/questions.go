@@ -12,12 +12,9 @@ import (
 	"github.com/acpmux/acpmux/confirm/store"
 )
 
-// KindPermission and KindQuestion are the kinds of a decision: its View's
-// "kind" and its stored snapshot's.
-const (
-	KindPermission = "permission"
-	KindQuestion   = question.Kind
-)
+// kindPermission is the kind of a permission decision: its View's "kind"
+// and its stored snapshot's; a question's is [question.Kind].
+const kindPermission = "permission"
 
 // AskQuestion opens the decision of kind question for req, an agent's
 // elicitation/create (req.Params its raw params; ACP "Elicitation",
@@ -155,7 +152,7 @@ func questionResult(d *Decision, t transition) json.RawMessage {
 // ([Sessions.SessionAlive]; otherwise the question closes as stale).
 //
 // It returns the decision's view and deduped=true when a repeats the
-// answer that won. Errors: ErrNotFound; ErrInvalidAnswer wrapping the
+// answer that won. Errors: [store.ErrNotFound]; ErrInvalidAnswer wrapping the
 // [*question.FieldError] that names the refused field (the question stays
 // open and the host may try again), or for a decision that is not a
 // question; ErrConflict when the question is closed or another answer won

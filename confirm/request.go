@@ -41,7 +41,7 @@ type Request struct {
 	// hosts that collect feedback (see docs/decisions.md).
 	AllowFreeText bool
 	// Producer is the id of the host that owns the session, recorded in
-	// the audit row (PlanItem.Producer).
+	// the audit row ([gate.PlanItem].Producer).
 	Producer string
 	// Requester is the person (docs/tokens.md) whose session/prompt
 	// started the current prompt turn, "" when unknown; a rule with
@@ -253,7 +253,7 @@ func classify(fn func(string) Classification, command string) (c *Classification
 }
 
 // displayedText is the canonical text of what a decision asks, one item per
-// line, with every HiddenRune written as an escape (Visible). Its
+// line, with every hidden character written as an escape ([hidden.Escape]). Its
 // SHA-256 is Snapshot.DisplayedTextSHA256, so every host can prove it showed
 // the same thing.
 func displayedText(s *Snapshot) string {

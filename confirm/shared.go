@@ -632,7 +632,7 @@ func (b *Broker) DecisionsOf(ctx context.Context, bridgeID, sessionID string) ([
 
 // DecisionOf returns decision decisionID of session sessionID, of any
 // bridge of the store (with its Bridge), and the id of its bridge. The
-// error wraps ErrNotFound when there is none in that session.
+// error wraps [store.ErrNotFound] when there is none in that session.
 func (b *Broker) DecisionOf(ctx context.Context, sessionID, decisionID string) (View, string, error) {
 	b.mu.Lock()
 	d := b.byID[decisionID]

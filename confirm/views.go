@@ -86,7 +86,7 @@ func viewOf(id string, s Snapshot, created, deadline time.Time) View {
 	if s.Warnings == nil {
 		s.Warnings = []string{}
 	}
-	return View{ID: id, Kind: KindPermission, SessionID: s.SessionID, Title: s.Title, ToolCall: s.ToolCall, Command: s.Command,
+	return View{ID: id, Kind: kindPermission, SessionID: s.SessionID, Title: s.Title, ToolCall: s.ToolCall, Command: s.Command,
 		Classification: s.Classification, Warnings: s.Warnings, Options: s.Options, AllowFreeText: s.AllowFreeText,
 		CreatedAt: created, Deadline: deadline, Cwd: s.Cwd, ModeRevision: s.ModeRevision,
 		RequestSHA256: s.RequestSHA256, DisplayedText: s.DisplayedText, DisplayedTextSHA256: s.DisplayedTextSHA256,
@@ -223,7 +223,7 @@ func (b *Broker) Decisions(ctx context.Context, sessionID string) ([]View, error
 }
 
 // Decision returns decision decisionID of session sessionID with its
-// journal, from memory or else from the store. The error wraps ErrNotFound
+// journal, from memory or else from the store. The error wraps [store.ErrNotFound]
 // when there is no such decision in that session.
 func (b *Broker) Decision(ctx context.Context, sessionID, decisionID string) (View, error) {
 	b.mu.Lock()

@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/acpmux/acpmux/confirm"
 	"github.com/acpmux/acpmux/confirm/gate"
 	"github.com/acpmux/acpmux/confirm/store/postgres"
 	"github.com/acpmux/acpmux/confirm/store/sqlite"
@@ -77,7 +76,12 @@ func auditMain(args []string, s stdio) int {
 		return 1
 	}
 	defer st.Close()
-	items, err := confirm.StoredPlanItems(context.Background(), st, session, limit)
+	rows, err := st.PlanItems(context.Background(), session, limit)
+	if err != nil {
+		fmt.Fprintln(s.err, "acpmux audit:", err)
+		return 1
+	}
+	items, err := gate.DecodePlanItems(rows)
 	if err != nil {
 		fmt.Fprintln(s.err, "acpmux audit:", err)
 		return 1
