@@ -12,7 +12,7 @@ import (
 )
 
 // MaxAnswerTextBytes bounds Answer.Text.
-const MaxAnswerTextBytes = 16 << 10
+const maxAnswerTextBytes = 16 << 10
 
 // Answer records a as host hostID's answer to decision decisionID of session
 // sessionID: the path of the HTTP API and the CLI. The first valid answer
@@ -151,8 +151,8 @@ func (d *Decision) check(a Answer) (acp.PermissionOption, error) {
 	if a.Text != "" && !d.snap.AllowFreeText {
 		return acp.PermissionOption{}, fmt.Errorf("%w: this decision does not allow free text", ErrInvalidAnswer)
 	}
-	if len(a.Text) > MaxAnswerTextBytes {
-		return acp.PermissionOption{}, fmt.Errorf("%w: text longer than %d bytes", ErrInvalidAnswer, MaxAnswerTextBytes)
+	if len(a.Text) > maxAnswerTextBytes {
+		return acp.PermissionOption{}, fmt.Errorf("%w: text longer than %d bytes", ErrInvalidAnswer, maxAnswerTextBytes)
 	}
 	if a.OptionID == "" {
 		if a.Text == "" {
@@ -215,7 +215,7 @@ func (b *Broker) AnswerResultAs(ctx context.Context, decisionID, hostID string, 
 	holds := h != nil && (h.presented || h.presenting) && !h.abstained
 	d.mu.Unlock()
 	if !holds {
-		return fmt.Errorf("%w: host %q, decision %s", ErrNotPresented, hostID, decisionID)
+		return fmt.Errorf("%w: host %q, decision %s", errNotPresented, hostID, decisionID)
 	}
 	if d.snap.isQuestion() {
 		return b.answerQuestionResult(d, hostID, result)

@@ -60,7 +60,7 @@ type Options struct {
 	// AutoApprove answers, for runs nobody watches (acpmux run
 	// --auto-approve allow_once), every decision routed to ask with its
 	// offered allow_once option, journalled as answered by
-	// [AutoApproveHost]. Never an exact one-off prompt (plan mode: no human
+	// AutoApproveHost. Never an exact one-off prompt (plan mode: no human
 	// saw its warning; with no host it is refused with
 	// [gate.AutoApproveRefusedMessage]), and never when allow_once is not
 	// offered (an unoffered persistent choice never becomes a one-time
@@ -119,9 +119,9 @@ type Options struct {
 
 // Default limits of a Broker.
 const (
-	DefaultMaxOpenPerSession    = 512
+	defaultMaxOpenPerSession    = 512
 	DefaultMaxOpen              = 4096
-	DefaultKeepClosedPerSession = 256
+	defaultKeepClosedPerSession = 256
 )
 
 // Broker turns the agent's permission requests into decisions, presents
@@ -169,13 +169,13 @@ func NewBroker(opts Options) (*Broker, error) {
 		opts.DefaultTimeout = DefaultTimeout
 	}
 	if opts.MaxOpenPerSession == 0 {
-		opts.MaxOpenPerSession = DefaultMaxOpenPerSession
+		opts.MaxOpenPerSession = defaultMaxOpenPerSession
 	}
 	if opts.MaxOpen == 0 {
 		opts.MaxOpen = DefaultMaxOpen
 	}
 	if opts.KeepClosedPerSession == 0 {
-		opts.KeepClosedPerSession = DefaultKeepClosedPerSession
+		opts.KeepClosedPerSession = defaultKeepClosedPerSession
 	}
 	b := &Broker{opts: opts, store: opts.Store, log: opts.Logger, now: opts.Now,
 		sessions: make(map[string]*session), byID: make(map[string]*Decision),

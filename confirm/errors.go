@@ -26,7 +26,7 @@ var (
 	ErrInvalidAnswer = errors.New("invalid answer")
 	// ErrNotPresented: a host answered a decision that was never presented to
 	// it, or that it had abstained from ("not yours").
-	ErrNotPresented = errors.New("decision not presented to this host")
+	errNotPresented = errors.New("decision not presented to this host")
 	// ErrInvalidTimeout: a decision timeout below 0 or above MaxTimeout.
-	ErrInvalidTimeout = errors.New("invalid decision timeout")
+	errInvalidTimeout = errors.New("invalid decision timeout")
 )

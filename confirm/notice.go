@@ -12,7 +12,7 @@ import (
 // "The resolved notice", and docs/protocol.md). OptionID is the optionId the
 // agent received, absent when it received "cancelled" (or, for reason
 // agent_cancelled, error -32800).
-type ResolvedNotice struct {
+type resolvedNotice struct {
 	SessionID  string       `json:"sessionId"`
 	DecisionID string       `json:"decisionId"`
 	ToolCallID string       `json:"toolCallId,omitempty"`
@@ -35,7 +35,7 @@ func Notice(d *Decision, res Resolution) json.RawMessage {
 	if res.Reason == store.ReasonAgentCancelled {
 		opt = ""
 	}
-	b, err := json.Marshal(ResolvedNotice{SessionID: d.SessionID(), DecisionID: d.ID(),
+	b, err := json.Marshal(resolvedNotice{SessionID: d.SessionID(), DecisionID: d.ID(),
 		ToolCallID: d.snap.ToolCall.ToolCallID, Status: res.Status, OptionID: opt,
 		ResolvedBy: res.By, AnsweredBy: res.Person, Reason: res.Reason, At: res.At})
 	if err != nil {

@@ -325,7 +325,7 @@ func (b *Broker) decideByGate(d *Decision, hosts int) bool {
 		}
 		t := transition{Status: store.StatusCancelled, Reason: store.ReasonNoEligibleHost}
 		if b.opts.AutoApprove {
-			t.By = AutoApproveHost // refusing: gateMessage says why
+			t.By = autoApproveHost // refusing: gateMessage says why
 		}
 		b.decide(d, t, gateMessage(&d.snap, t))
 	case gate.RouteAsk:
@@ -333,7 +333,7 @@ func (b *Broker) decideByGate(d *Decision, hosts int) bool {
 		if !b.opts.AutoApprove || opt == "" {
 			return false
 		}
-		b.decide(d, transition{Status: store.StatusAnswered, Answer: &Answer{OptionID: opt}, By: AutoApproveHost, Reason: store.ReasonAnswered}, "answered by --auto-approve allow_once: "+opt)
+		b.decide(d, transition{Status: store.StatusAnswered, Answer: &Answer{OptionID: opt}, By: autoApproveHost, Reason: store.ReasonAnswered}, "answered by --auto-approve allow_once: "+opt)
 	default:
 		return false
 	}
@@ -342,7 +342,7 @@ func (b *Broker) decideByGate(d *Decision, hosts int) bool {
 
 // AutoApproveHost is who answers a decision for Options.AutoApprove, in
 // the journal and the API's resolvedBy.
-const AutoApproveHost = "acpmux:auto-approve"
+const autoApproveHost = "acpmux:auto-approve"
 
 func msgOr(msg, alt string) string {
 	if msg != "" {
@@ -379,7 +379,7 @@ func gateMessage(s *Snapshot, t transition) string {
 			return gate.StaleApprovalMessage
 		}
 	case store.ReasonNoEligibleHost, store.ReasonTimeout:
-		if g.Route == gate.RouteOneOff && t.By == AutoApproveHost {
+		if g.Route == gate.RouteOneOff && t.By == autoApproveHost {
 			return gate.AutoApproveRefusedMessage
 		}
 		if g.Route == gate.RouteOneOff {

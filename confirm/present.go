@@ -124,7 +124,7 @@ func (b *Broker) abstain(d *Decision, hostID, reason string) {
 
 // RemovePresenter makes host hostID abstain from every open decision, for a
 // host that disconnected; reason goes to the journal.
-func (b *Broker) RemovePresenter(hostID, reason string) {
+func (b *Broker) removePresenter(hostID, reason string) {
 	for _, d := range b.openDecisions("") {
 		<-d.ready
 		b.abstain(d, hostID, reason)

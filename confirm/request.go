@@ -79,7 +79,7 @@ const (
 // validates the --decision-timeout flag as well as Request.Timeout.
 func CheckTimeout(t time.Duration) error {
 	if t < 0 || t > MaxTimeout {
-		return fmt.Errorf("%w: %v is outside 0..%v", ErrInvalidTimeout, t, MaxTimeout)
+		return fmt.Errorf("%w: %v is outside 0..%v", errInvalidTimeout, t, MaxTimeout)
 	}
 	return nil
 }

@@ -29,13 +29,13 @@ type BridgeRef struct {
 
 // Defaults of [SharedOptions] (docs/inbox.md, "A bridge that dies").
 const (
-	DefaultHeartbeat = 2 * time.Second
-	DefaultLease     = 10 * time.Second
+	defaultHeartbeat = 2 * time.Second
+	defaultLease     = 10 * time.Second
 	// RemoteSettleWait bounds how long an answer to another bridge's
 	// decision waits, after winning the claim, for the owning bridge to
 	// deliver it to its agent (or refuse it as stale) before the answer's
 	// view is returned as it is.
-	RemoteSettleWait = 2 * time.Second
+	remoteSettleWait = 2 * time.Second
 )
 
 // SharedOptions configure [Broker.RunShared].
@@ -115,10 +115,10 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 		return errors.New("run shared: the store cannot be shared")
 	}
 	if opts.Heartbeat <= 0 {
-		opts.Heartbeat = DefaultHeartbeat
+		opts.Heartbeat = defaultHeartbeat
 	}
 	if opts.Lease <= 0 {
-		opts.Lease = DefaultLease
+		opts.Lease = defaultLease
 	}
 	b.shared.lease.Store(int64(opts.Lease))
 	if opts.Bridge.ID != "" {
@@ -410,7 +410,7 @@ func (b *Broker) answerRemote(ctx context.Context, rec store.Record, v View, hos
 // claim). It reads the row again at each store change RunShared sees, and
 // every 50ms without one.
 func (b *Broker) awaitSettled(ctx context.Context, id string, wait bool) (View, error) {
-	deadline := time.NewTimer(RemoteSettleWait)
+	deadline := time.NewTimer(remoteSettleWait)
 	defer deadline.Stop()
 	for {
 		changed := b.shared.changes(id)
@@ -471,7 +471,7 @@ func (b *Broker) bridgeRef(ctx context.Context, id string) *BridgeRef {
 	}
 	lease := time.Duration(c.lease.Load())
 	if lease <= 0 {
-		lease = DefaultLease
+		lease = defaultLease
 	}
 	live := br.ID == b.opts.BridgeID || time.Since(br.Heartbeat) < lease
 	return &BridgeRef{ID: br.ID, Name: br.Name, Host: br.Host, Agent: agent, Cwd: br.Cwd, Live: live}
