@@ -11,7 +11,7 @@ import (
 	"github.com/acpmux/acpmux/acp"
 )
 
-// MaxAnswerTextBytes bounds Answer.Text.
+// maxAnswerTextBytes bounds Answer.Text.
 const maxAnswerTextBytes = 16 << 10
 
 // Answer records a as host hostID's answer to decision decisionID of session
@@ -192,7 +192,7 @@ func describe(a Answer) string {
 // counts as the host abstaining and returns nil. A valid selection is
 // claimed as by Answer: nil when it won or repeats the winning answer,
 // ErrConflict when it was late. [store.ErrNotFound] for an unknown decision,
-// ErrNotPresented when hostID holds no copy. See ACP "Tool Calls /
+// errNotPresented when hostID holds no copy. See ACP "Tool Calls /
 // Requesting Permission"
 // (https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission).
 func (b *Broker) AnswerResult(decisionID, hostID string, result json.RawMessage) error {

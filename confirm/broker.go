@@ -60,7 +60,7 @@ type Options struct {
 	// AutoApprove answers, for runs nobody watches (acpmux run
 	// --auto-approve allow_once), every decision routed to ask with its
 	// offered allow_once option, journalled as answered by
-	// AutoApproveHost. Never an exact one-off prompt (plan mode: no human
+	// autoApproveHost. Never an exact one-off prompt (plan mode: no human
 	// saw its warning; with no host it is refused with
 	// [gate.AutoApproveRefusedMessage]), and never when allow_once is not
 	// offered (an unoffered persistent choice never becomes a one-time
@@ -156,7 +156,7 @@ type session struct {
 }
 
 // NewBroker returns a broker with opts. It starts nothing; see Run. It fails
-// when opts.DefaultTimeout is out of range (ErrInvalidTimeout) or a limit is
+// when opts.DefaultTimeout is out of range (errInvalidTimeout) or a limit is
 // negative.
 func NewBroker(opts Options) (*Broker, error) {
 	if err := CheckTimeout(opts.DefaultTimeout); err != nil {
@@ -210,7 +210,7 @@ func DecisionID(sessionID, agentKey string) string {
 // (no options, duplicate or empty optionIds, malformed params) — no decision
 // is opened; acp.ErrInvalidRequest (-32600) when AgentKey was already used
 // with different params; acp.ErrRequestCancelled (-32800) when the agent
-// cancelled the request (CancelRequest); ErrInvalidTimeout for an
+// cancelled the request (CancelRequest); errInvalidTimeout for an
 // out-of-range Timeout; context.Cause(ctx) when ctx ended first (the
 // decision is then cancelled with reason ask_cancelled).
 //

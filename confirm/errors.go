@@ -24,9 +24,9 @@ var (
 	// answer is empty, or it carries free text the decision does not allow.
 	// The decision stays open (HTTP 400).
 	ErrInvalidAnswer = errors.New("invalid answer")
-	// ErrNotPresented: a host answered a decision that was never presented to
+	// errNotPresented: a host answered a decision that was never presented to
 	// it, or that it had abstained from ("not yours").
 	errNotPresented = errors.New("decision not presented to this host")
-	// ErrInvalidTimeout: a decision timeout below 0 or above MaxTimeout.
+	// errInvalidTimeout: a decision timeout below 0 or above MaxTimeout.
 	errInvalidTimeout = errors.New("invalid decision timeout")
 )

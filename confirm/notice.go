@@ -7,7 +7,7 @@ import (
 	"github.com/acpmux/acpmux/confirm/store"
 )
 
-// ResolvedNotice is the params of the _acpmux/permission_resolved
+// resolvedNotice is the params of the _acpmux/permission_resolved
 // notification (the bridge's MethodPermissionResolved; docs/decisions.md,
 // "The resolved notice", and docs/protocol.md). OptionID is the optionId the
 // agent received, absent when it received "cancelled" (or, for reason

@@ -340,7 +340,7 @@ func (b *Broker) decideByGate(d *Decision, hosts int) bool {
 	return true
 }
 
-// AutoApproveHost is who answers a decision for Options.AutoApprove, in
+// autoApproveHost is who answers a decision for Options.AutoApprove, in
 // the journal and the API's resolvedBy.
 const autoApproveHost = "acpmux:auto-approve"
 

@@ -31,7 +31,7 @@ type BridgeRef struct {
 const (
 	defaultHeartbeat = 2 * time.Second
 	defaultLease     = 10 * time.Second
-	// RemoteSettleWait bounds how long an answer to another bridge's
+	// remoteSettleWait bounds how long an answer to another bridge's
 	// decision waits, after winning the claim, for the owning bridge to
 	// deliver it to its agent (or refuse it as stale) before the answer's
 	// view is returned as it is.
@@ -44,10 +44,10 @@ type SharedOptions struct {
 	// Options.BridgeID. An empty ID (acpmux inbox) registers nothing.
 	Bridge store.Bridge
 	// Heartbeat is how often the bridge heartbeats and sweeps for lost
-	// owners; 0 means DefaultHeartbeat (2s).
+	// owners; 0 means defaultHeartbeat (2s).
 	Heartbeat time.Duration
 	// Lease is how long after its last heartbeat a bridge's open decisions
-	// are marked owner_lost; 0 means DefaultLease (10s).
+	// are marked owner_lost; 0 means defaultLease (10s).
 	Lease time.Duration
 }
 
@@ -357,7 +357,7 @@ func (b *Broker) settleAnswer(d *Decision, rec store.Record) (transition, string
 // checked against the stored offer (exactly an offered optionId, free text
 // only where allowed, scope ONCE), the claim is taken in the store (one
 // answer wins across processes and machines), and then the owning bridge's
-// verdict is awaited for up to RemoteSettleWait.
+// verdict is awaited for up to remoteSettleWait.
 func (b *Broker) answerRemote(ctx context.Context, rec store.Record, v View, hostID string, a Answer) (View, bool, error) {
 	b.tagView(ctx, &v, rec.BridgeID)
 	by := hostID + "@" + b.opts.BridgeID
@@ -406,7 +406,7 @@ func (b *Broker) answerRemote(ctx context.Context, rec store.Record, v View, hos
 }
 
 // awaitSettled returns the view of stored decision id once its owner
-// delivered or refused it, or after RemoteSettleWait (at once for a lost
+// delivered or refused it, or after remoteSettleWait (at once for a lost
 // claim). It reads the row again at each store change RunShared sees, and
 // every 50ms without one.
 func (b *Broker) awaitSettled(ctx context.Context, id string, wait bool) (View, error) {
