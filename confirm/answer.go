@@ -192,7 +192,7 @@ func describe(a Answer) string {
 // counts as the host abstaining and returns nil. A valid selection is
 // claimed as by Answer: nil when it won or repeats the winning answer,
 // ErrConflict when it was late. [store.ErrNotFound] for an unknown decision,
-// errNotPresented when hostID holds no copy. See ACP "Tool Calls /
+// an error saying so when hostID holds no copy. See ACP "Tool Calls /
 // Requesting Permission"
 // (https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission).
 func (b *Broker) AnswerResult(decisionID, hostID string, result json.RawMessage) error {

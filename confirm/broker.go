@@ -60,7 +60,7 @@ type Options struct {
 	// AutoApprove answers, for runs nobody watches (acpmux run
 	// --auto-approve allow_once), every decision routed to ask with its
 	// offered allow_once option, journalled as answered by
-	// autoApproveHost. Never an exact one-off prompt (plan mode: no human
+	// "acpmux:auto-approve". Never an exact one-off prompt (plan mode: no human
 	// saw its warning; with no host it is refused with
 	// [gate.AutoApproveRefusedMessage]), and never when allow_once is not
 	// offered (an unoffered persistent choice never becomes a one-time
@@ -156,8 +156,8 @@ type session struct {
 }
 
 // NewBroker returns a broker with opts. It starts nothing; see Run. It fails
-// when opts.DefaultTimeout is out of range (errInvalidTimeout) or a limit is
-// negative.
+// when opts.DefaultTimeout is out of range (see [CheckTimeout]) or a limit
+// is negative.
 func NewBroker(opts Options) (*Broker, error) {
 	if err := CheckTimeout(opts.DefaultTimeout); err != nil {
 		return nil, fmt.Errorf("new broker: %w", err)
@@ -210,7 +210,7 @@ func DecisionID(sessionID, agentKey string) string {
 // (no options, duplicate or empty optionIds, malformed params) — no decision
 // is opened; acp.ErrInvalidRequest (-32600) when AgentKey was already used
 // with different params; acp.ErrRequestCancelled (-32800) when the agent
-// cancelled the request (CancelRequest); errInvalidTimeout for an
+// cancelled the request (CancelRequest); [CheckTimeout]'s error for an
 // out-of-range Timeout; context.Cause(ctx) when ctx ended first (the
 // decision is then cancelled with reason ask_cancelled).
 //

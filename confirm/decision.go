@@ -153,9 +153,6 @@ func (d *Decision) ID() string { return d.id }
 // SessionID returns the ACP session id of the decision.
 func (d *Decision) SessionID() string { return d.snap.SessionID }
 
-// AgentKey returns the key of the agent's request (Request.AgentKey).
-func (d *Decision) AgentKey() string { return d.snap.AgentKey }
-
 // Params returns the exact params bytes of the agent's
 // session/request_permission. The caller must not modify them.
 func (d *Decision) Params() json.RawMessage { return d.snap.Request }

@@ -24,6 +24,10 @@ var (
 	// answer is empty, or it carries free text the decision does not allow.
 	// The decision stays open (HTTP 400).
 	ErrInvalidAnswer = errors.New("invalid answer")
+)
+
+// Errors no caller branches on; their text says what went wrong.
+var (
 	// errNotPresented: a host answered a decision that was never presented to
 	// it, or that it had abstained from ("not yours").
 	errNotPresented = errors.New("decision not presented to this host")

@@ -34,7 +34,7 @@ type Request struct {
 	ModeRevision uint64
 	// Timeout is how long the decision stays open: 0 means
 	// Options.DefaultTimeout; a value below 0 or above MaxTimeout is an error
-	// wrapping errInvalidTimeout (never clamped).
+	// ([CheckTimeout]; never clamped).
 	Timeout time.Duration
 	// AllowFreeText lets an answer carry free text (Answer.Text). ACP v1
 	// permission requests have no such field, so the bridge sets it only for
@@ -75,7 +75,7 @@ const (
 )
 
 // CheckTimeout reports whether t is a valid decision timeout: 0 (meaning the
-// default) up to MaxTimeout inclusive. The error wraps errInvalidTimeout. It
+// default) up to MaxTimeout inclusive; the error names t and the bounds. It
 // validates the --decision-timeout flag as well as Request.Timeout.
 func CheckTimeout(t time.Duration) error {
 	if t < 0 || t > MaxTimeout {

@@ -44,10 +44,10 @@ type SharedOptions struct {
 	// Options.BridgeID. An empty ID (acpmux inbox) registers nothing.
 	Bridge store.Bridge
 	// Heartbeat is how often the bridge heartbeats and sweeps for lost
-	// owners; 0 means defaultHeartbeat (2s).
+	// owners; 0 means 2s.
 	Heartbeat time.Duration
 	// Lease is how long after its last heartbeat a bridge's open decisions
-	// are marked owner_lost; 0 means defaultLease (10s).
+	// are marked owner_lost; 0 means 10s.
 	Lease time.Duration
 }
 
