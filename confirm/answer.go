@@ -195,16 +195,13 @@ func describe(a Answer) string {
 // an error saying so when hostID holds no copy. See ACP "Tool Calls /
 // Requesting Permission"
 // (https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission).
-func (b *Broker) AnswerResult(decisionID, hostID string, result json.RawMessage) error {
-	return b.AnswerResultAs(context.Background(), decisionID, hostID, result)
-}
-
-// AnswerResultAs is [Broker.AnswerResult] for a host whose person ctx
-// carries ([identity.WithPerson]): a /acp WebSocket host authenticated with a
-// person's token. The answer is checked and journalled with that person,
-// and is a vote where the decision needs a quorum. An answer the person
-// (or a host without one) may not give returns ErrForbidden, and the host
-// abstains: it can never answer this decision.
+//
+// When ctx carries a person ([identity.WithPerson]: a /acp WebSocket host
+// authenticated with a person's token), the answer is checked and
+// journalled with that person, and is a vote where the decision needs a
+// quorum. An answer the person (or a host without one) may not give
+// returns ErrForbidden, and the host abstains: it can never answer this
+// decision.
 func (b *Broker) AnswerResultAs(ctx context.Context, decisionID, hostID string, result json.RawMessage) error {
 	d := b.lookup(ctx, decisionID)
 	if d == nil {
