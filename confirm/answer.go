@@ -202,7 +202,7 @@ func describe(a Answer) string {
 // quorum. An answer the person (or a host without one) may not give
 // returns ErrForbidden, and the host abstains: it can never answer this
 // decision.
-func (b *Broker) AnswerResultAs(ctx context.Context, decisionID, hostID string, result json.RawMessage) error {
+func (b *Broker) AnswerResult(ctx context.Context, decisionID, hostID string, result json.RawMessage) error {
 	d := b.lookup(ctx, decisionID)
 	if d == nil {
 		return store.ErrNotFound

@@ -127,7 +127,7 @@ command = "git status*"
 	if len(d.Options()) != 3 {
 		t.Errorf("default-mode prompt offers %d options, want the agent's 3", len(d.Options()))
 	}
-	b.AnswerResultAs(context.Background(), d.ID(), "ide", json.RawMessage(selected("allow-once")))
+	b.AnswerResult(context.Background(), d.ID(), "ide", json.RawMessage(selected("allow-once")))
 	await(t, ch)
 	by := map[string]string{}
 	items, _ := b.PlanItems(context.Background(), "s", 0)
@@ -176,7 +176,7 @@ kind = "fetch"
 	}
 	ch := ask(b, toolReq("s", "3", "search", ""), ide)
 	d := ide.wait(t)
-	b.AnswerResultAs(context.Background(), d.ID(), "ide", json.RawMessage(selected("allow-once")))
+	b.AnswerResult(context.Background(), d.ID(), "ide", json.RawMessage(selected("allow-once")))
 	if opt, _ := outcome(t, await(t, ch).result); opt != "allow-once" {
 		t.Errorf("search with no rule: %s", opt)
 	}
@@ -240,7 +240,7 @@ func TestScopeSession(t *testing.T) {
 	ch := ask(b, toolReq("s", "1", "execute", "make test"), ide)
 	d := ide.wait(t)
 	// Over ACP: the scope rides in _meta.acpmux.scope.
-	if err := b.AnswerResultAs(context.Background(), d.ID(), "ide", json.RawMessage(`{"outcome":{"outcome":"selected","optionId":"allow-once"},"_meta":{"acpmux":{"scope":"SESSION"}}}`)); err != nil {
+	if err := b.AnswerResult(context.Background(), d.ID(), "ide", json.RawMessage(`{"outcome":{"outcome":"selected","optionId":"allow-once"},"_meta":{"acpmux":{"scope":"SESSION"}}}`)); err != nil {
 		t.Fatal(err)
 	}
 	await(t, ch)
@@ -254,7 +254,7 @@ func TestScopeSession(t *testing.T) {
 	for _, k := range []struct{ sid, cmd string }{{"s", "make lint"}, {"other", "make test"}} {
 		ch := ask(b, toolReq(k.sid, "3", "execute", k.cmd), ide)
 		d := ide.wait(t)
-		b.AnswerResultAs(context.Background(), d.ID(), "ide", json.RawMessage(selected("reject-once")))
+		b.AnswerResult(context.Background(), d.ID(), "ide", json.RawMessage(selected("reject-once")))
 		await(t, ch)
 	}
 }

@@ -68,10 +68,10 @@ func TestQuestionFirstValidAnswerWinsAcrossHosts(t *testing.T) {
 			}
 		}
 		answer("ide", func() error {
-			return b.AnswerResultAs(context.Background(), d.ID(), "ide", json.RawMessage(contents["ide"]))
+			return b.AnswerResult(context.Background(), d.ID(), "ide", json.RawMessage(contents["ide"]))
 		})
 		answer("ws-1", func() error {
-			return b.AnswerResultAs(context.Background(), d.ID(), "ws-1", json.RawMessage(contents["ws-1"]))
+			return b.AnswerResult(context.Background(), d.ID(), "ws-1", json.RawMessage(contents["ws-1"]))
 		})
 		answer("http", viaAPI("http"))
 		answer("stream-json", func() error {

@@ -60,7 +60,7 @@ func TestQuestionFirstValidAnswerWins(t *testing.T) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			ideErr = b.AnswerResultAs(context.Background(), d.ID(), "ide", json.RawMessage(`{"action":"accept","content":{"count":3}}`))
+			ideErr = b.AnswerResult(context.Background(), d.ID(), "ide", json.RawMessage(`{"action":"accept","content":{"count":3}}`))
 		}()
 		go func() {
 			defer wg.Done()
@@ -159,7 +159,7 @@ func TestQuestionInvalidHostResultAbstains(t *testing.T) {
 	ide := newHost("ide")
 	ch := askQ(b, qreq("s", "k", formParams("s")), ide)
 	d := ide.wait(t)
-	if err := b.AnswerResultAs(context.Background(), d.ID(), "ide", json.RawMessage(`{"action":"accept","content":{"count":0}}`)); !errors.Is(err, confirm.ErrInvalidAnswer) {
+	if err := b.AnswerResult(context.Background(), d.ID(), "ide", json.RawMessage(`{"action":"accept","content":{"count":0}}`)); !errors.Is(err, confirm.ErrInvalidAnswer) {
 		t.Fatalf("err %v", err)
 	}
 	jsonEq(t, await(t, ch).result, `{"action":"cancel"}`)

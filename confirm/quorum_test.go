@@ -294,7 +294,7 @@ func TestHostWithoutPersonCannotAnswerApproverRule(t *testing.T) {
 	ide := newHost("ide")
 	ch := ask(b, req("s", "1"), ide)
 	d := ide.wait(t)
-	if err := b.AnswerResultAs(context.Background(), d.ID(), "ide", json.RawMessage(selected("allow-once"))); !errors.Is(err, confirm.ErrForbidden) {
+	if err := b.AnswerResult(context.Background(), d.ID(), "ide", json.RawMessage(selected("allow-once"))); !errors.Is(err, confirm.ErrForbidden) {
 		t.Fatalf("answer without a person: %v, want ErrForbidden", err)
 	}
 	jsonEq(t, await(t, ch).result, selected("reject-once"))
