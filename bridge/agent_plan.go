@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/acpmux/acpmux/acp"
-	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/gate"
 )
 
 // agentModes is what the bridge knows of one session's modes on the agent's
@@ -110,8 +110,8 @@ func (b *Bridge) agentModeIs(sid, id string) {
 
 // GateModeChanged implements [confirm.ModeSessions]: when the gate enters
 // plan mode, the agent is put in its own plan mode too.
-func (b *Bridge) GateModeChanged(sid string, m confirm.Mode) {
-	if m == confirm.ModePlan {
+func (b *Bridge) GateModeChanged(sid string, m gate.Mode) {
+	if m == gate.ModePlan {
 		b.setAgentPlanMode(sid)
 	}
 }

@@ -5,14 +5,13 @@ import (
 	"fmt"
 
 	"github.com/acpmux/acpmux/acp"
-	"github.com/acpmux/acpmux/confirm"
 	"github.com/acpmux/acpmux/confirm/gate"
 )
 
 // MethodBlocked is acpmux's notification telling every host of a session
 // that the gate refused a permission request without asking anyone (plan
 // mode blocked it, or a policy rule denied it): params are a
-// [confirm.Blocked] (docs/protocol.md). Hosts that do not know it ignore
+// [gate.Blocked] (docs/protocol.md). Hosts that do not know it ignore
 // it, as ACP requires for unknown extension notifications.
 const MethodBlocked = "_acpmux/blocked"
 
@@ -28,7 +27,7 @@ func noteHostCapabilities(h *Host, params []byte) {
 // gets the _acpmux/blocked notification, and a host that advertised
 // notices also a session/update "notice" with the same facts. Neither goes
 // into the replay log: they are live events, as ACP's notices are.
-func (b *Bridge) Blocked(bl confirm.Blocked) {
+func (b *Bridge) Blocked(bl gate.Blocked) {
 	params, err := json.Marshal(bl)
 	if err != nil {
 		return // plain strings: cannot fail
@@ -55,7 +54,7 @@ func (b *Bridge) Blocked(bl confirm.Blocked) {
 }
 
 // blockedNotice is the session/update "notice" of bl.
-func blockedNotice(bl confirm.Blocked) []byte {
+func blockedNotice(bl gate.Blocked) []byte {
 	title := "acpmux blocked a tool call in plan mode"
 	if bl.Route == gate.RouteDeny {
 		title = "acpmux policy denied a tool call"

@@ -8,6 +8,7 @@ import (
 	"github.com/acpmux/acpmux/acp"
 	"github.com/acpmux/acpmux/confirm"
 	"github.com/acpmux/acpmux/confirm/gate"
+	"github.com/acpmux/acpmux/confirm/question"
 )
 
 // hostPresenter shows decisions to one bridge host as ACP
@@ -22,7 +23,7 @@ func (p hostPresenter) HostID() string { return p.h.ID }
 // attached while it was open) goes as elicitation/create to a host that
 // advertised its mode; any other host cannot answer it (errCannotElicit).
 func (p hostPresenter) Present(d *confirm.Decision) error {
-	if d.Snapshot().Kind == confirm.KindQuestion {
+	if d.Snapshot().Kind == question.Kind {
 		if q := d.Question(); q == nil || !p.h.canElicit(q.Params.Mode) {
 			return errCannotElicit
 		}
@@ -45,10 +46,18 @@ func (p hostPresenter) Won(d *confirm.Decision, res confirm.Resolution) {
 	p.h.withdraw(d.ID(), resolvedNotice(d, res))
 }
 
+// MethodPermissionResolved is the acpmux extension notification (ACP
+// "Extensibility": methods starting with "_") that the bridge sends to a host
+// together with $/cancel_request when the host's copy of a decision is
+// withdrawn, and to the host whose answer won. Its params are
+// [confirm.Notice]'s. Hosts that do not know it ignore it, as ACP requires
+// for unknown extension notifications.
+const MethodPermissionResolved = "_acpmux/permission_resolved"
+
 // resolvedNotice is the _acpmux/permission_resolved notification of d
 // closed as res ([confirm.Notice]).
 func resolvedNotice(d *confirm.Decision, res confirm.Resolution) []byte {
-	return notification(confirm.MethodPermissionResolved, string(confirm.Notice(d, res)))
+	return notification(MethodPermissionResolved, string(confirm.Notice(d, res)))
 }
 
 var errHostGone = &acp.Error{Code: acp.ErrNoHost.Code, Message: "host disconnected"}
@@ -70,7 +79,7 @@ func presentParams(d *confirm.Decision) []byte {
 	if s.Warnings == nil {
 		s.Warnings = []string{}
 	}
-	var mode confirm.Mode
+	var mode gate.Mode
 	var route gate.Route
 	if s.Gate != nil {
 		mode, route = s.Gate.Mode, s.Gate.Route
@@ -82,7 +91,7 @@ func presentParams(d *confirm.Decision) []byte {
 		Classification      *confirm.Classification `json:"classification,omitempty"`
 		DisplayedTextSHA256 string                  `json:"displayedTextSha256"`
 		OneOff              bool                    `json:"oneOff,omitempty"`
-		Mode                confirm.Mode            `json:"mode,omitempty"`
+		Mode                gate.Mode               `json:"mode,omitempty"`
 		Route               gate.Route              `json:"route,omitempty"`
 	}{d.ID(), s.Warnings, s.Command, s.Classification, s.DisplayedTextSHA256, d.OneOff(), mode, route})
 	out := setMember(params, "_meta", "acpmux", meta)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/acpmux/acpmux/confirm/gate"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acpmux/acpmux/confirm/gate"
 
 	"github.com/acpmux/acpmux/bridge"
 	"github.com/acpmux/acpmux/bridge/httpapi"
@@ -198,7 +199,7 @@ func TestAPIAnswerBeatsSlowIDE(t *testing.T) {
 		switch m["method"] {
 		case "$/cancel_request":
 			cancelled = m["params"].(map[string]any)["requestId"] == ideID
-		case confirm.MethodPermissionResolved:
+		case bridge.MethodPermissionResolved:
 			p := m["params"].(map[string]any)
 			resolved = p["decisionId"] == did && p["status"] == "answered" && p["optionId"] == "allow"
 			if !resolved {

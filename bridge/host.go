@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/acpmux/acpmux/acp"
-	"github.com/acpmux/acpmux/confirm"
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/acpmux/acpmux/acp"
+	"github.com/acpmux/acpmux/confirm/identity"
 )
 
 // DefaultHostQueueLen is the default number of messages a host's writer
@@ -43,9 +44,9 @@ type Host struct {
 	// "" (guarded by the bridge's mu; docs/teammates.md).
 	teammate string
 
-	kind     string          // HostOptions.Kind, for Stats
-	person   *confirm.Person // HostOptions.Person (host_person.go)
-	notices  atomic.Bool     // its initialize advertised clientCapabilities.session.notices
+	kind     string           // HostOptions.Kind, for Stats
+	person   *identity.Person // HostOptions.Person (host_person.go)
+	notices  atomic.Bool      // its initialize advertised clientCapabilities.session.notices
 	conn     Conn
 	queue    chan hostBatch // batches of messages, in order
 	queued   atomic.Int64   // bytes in queue
@@ -105,7 +106,7 @@ type HostOptions struct {
 	// (docs/tokens.md): its role limits what the host may send and whether
 	// it is asked for confirmations, and its answers are journalled with
 	// the person. Nil (the stdio IDE, stream-json) is not limited.
-	Person *confirm.Person
+	Person *identity.Person
 }
 
 // NewHost returns a host over conn with opts. It starts nothing; pass it

@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/acpmux/acpmux/acp"
-	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/identity"
 )
 
 // watchMethods are the requests a host whose person may not prompt
@@ -39,7 +39,7 @@ func (h *Host) personContext() context.Context {
 	if h.person == nil {
 		return context.Background()
 	}
-	return confirm.WithPerson(context.Background(), *h.person)
+	return identity.WithPerson(context.Background(), *h.person)
 }
 
 // describeHost names h in journals and logs: "host ID", plus its person.

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/acpmux/acpmux/acp"
-	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/identity"
 	"github.com/acpmux/acpmux/confirm/store"
 )
 
@@ -26,7 +26,7 @@ func TestRolesOfHosts(t *testing.T) {
 	} {
 		opts := HostOptions{}
 		if tc.person {
-			opts.Person = &confirm.Person{Name: "p", Role: tc.role}
+			opts.Person = &identity.Person{Name: "p", Role: tc.role}
 		}
 		h := NewHost("h", nil, opts)
 		if h.mayAnswer() != tc.answer {

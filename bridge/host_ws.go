@@ -11,9 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acpmux/acpmux/confirm/identity"
 	"github.com/coder/websocket"
-
-	"github.com/acpmux/acpmux/confirm"
 )
 
 // HeaderConnectionID is the response header of the WebSocket upgrade that
@@ -58,7 +57,7 @@ func (b *Bridge) ServeWebSocket(w http.ResponseWriter, r *http.Request, queueLen
 	defer cancel()
 	conn := &wsConn{c: c, ctx: ctx}
 	opts := HostOptions{QueueLen: queueLen, Kind: "websocket"}
-	if p, ok := confirm.PersonFrom(r.Context()); ok { // the guard's (docs/tokens.md)
+	if p, ok := identity.PersonFrom(r.Context()); ok { // the guard's (docs/tokens.md)
 		opts.Person = &p
 	}
 	h := NewHost(fmt.Sprintf("ws-%d", wsCount.Add(1)), conn, opts)

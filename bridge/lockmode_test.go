@@ -16,7 +16,7 @@ func TestLockedPlanModeKeepsTheAgentInPlan(t *testing.T) {
 		"recv session/set_mode\n" + `send {"jsonrpc":"2.0","id":$ID,"result":{}}` + "\n" +
 		"recv session/set_config_option\n" + `send {"jsonrpc":"2.0","id":$ID,"result":{"configOptions":[]}}` + "\n" +
 		"waiteof\n"
-	f := newPlanFixture(t, script, confirm.Options{Mode: confirm.ModePlan, LockMode: true})
+	f := newPlanFixture(t, script, confirm.Options{Mode: gate.ModePlan, LockMode: true})
 	f.prompt()
 	for _, req := range []string{
 		`{"jsonrpc":"2.0","id":9,"method":"session/set_mode","params":{"sessionId":"s1","modeId":"default"}}`,
@@ -37,7 +37,7 @@ func TestLockedPlanModeKeepsTheAgentInPlan(t *testing.T) {
 	if m := nextWithID(t, f, 11); m["result"] == nil {
 		t.Fatalf("another config option: got %v, want the agent's result", m)
 	}
-	if m, _ := f.broker.GateMode("s1"); m != confirm.ModePlan {
+	if m, _ := f.broker.GateMode("s1"); m != gate.ModePlan {
 		t.Errorf("gate mode %s, want plan", m)
 	}
 }
@@ -64,7 +64,7 @@ func TestModeSelectionWithDuplicateMembersIsInvalidParams(t *testing.T) {
 	script := permScriptHead +
 		"recv session/set_mode\n" + `send {"jsonrpc":"2.0","id":$ID,"result":{}}` + "\n" +
 		"waiteof\n"
-	f := newPlanFixture(t, script, confirm.Options{Mode: confirm.ModePlan, LockMode: true})
+	f := newPlanFixture(t, script, confirm.Options{Mode: gate.ModePlan, LockMode: true})
 	f.prompt()
 	for _, params := range []string{
 		`"session/set_mode","params":{"sessionId":"s1","modeId":"plan","modeId":"default"}`,
@@ -88,7 +88,7 @@ func TestModeSelectionWithDuplicateMembersIsInvalidParams(t *testing.T) {
 	if m := nextWithID(t, f, 10); m["result"] == nil {
 		t.Fatalf("a plain plan selection: got %v, want the agent's result", m)
 	}
-	if m, _ := f.broker.GateMode("s1"); m != confirm.ModePlan {
+	if m, _ := f.broker.GateMode("s1"); m != gate.ModePlan {
 		t.Errorf("gate mode %s, want plan", m)
 	}
 }
@@ -108,7 +108,7 @@ recv session/set_config_option
 send {"jsonrpc":"2.0","id":$ID,"result":{"configOptions":[]}}
 waiteof
 `
-	f := newPlanFixture(t, script, confirm.Options{Mode: confirm.ModePlan, LockMode: true})
+	f := newPlanFixture(t, script, confirm.Options{Mode: gate.ModePlan, LockMode: true})
 	f.prompt()
 	for _, params := range []string{
 		`{"sessionId":"s1","configId":"Mode","value":"default"}`,
@@ -139,7 +139,7 @@ func TestLockedPlanModeRefusesSwitchModeWithoutAsking(t *testing.T) {
 		"recv\n" +
 		"recv session/set_mode\n" + `send {"jsonrpc":"2.0","id":$ID,"result":{}}` + "\n" +
 		"waiteof\n"
-	f := newPlanFixture(t, script, confirm.Options{Mode: confirm.ModePlan, LockMode: true}, true)
+	f := newPlanFixture(t, script, confirm.Options{Mode: gate.ModePlan, LockMode: true}, true)
 	f.prompt()
 	if opt, msg := agentOutcome(t, f.waitAgent(1)); opt != "plan" || msg != gate.ModeLockedMessage {
 		t.Errorf("switch_mode under --lock-mode: agent got %s %q, want plan (reject) %q", opt, msg, gate.ModeLockedMessage)
@@ -154,7 +154,7 @@ func TestLockedPlanModeRefusesSwitchModeWithoutAsking(t *testing.T) {
 			break
 		}
 	}
-	if m, _ := f.broker.GateMode("s1"); m != confirm.ModePlan {
+	if m, _ := f.broker.GateMode("s1"); m != gate.ModePlan {
 		t.Errorf("gate mode %s, want plan", m)
 	}
 }

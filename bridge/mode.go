@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/acpmux/acpmux/acp"
-	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/gate"
 )
 
 // Methods and notifications of mode tracking (ACP "Session Modes" and
@@ -179,7 +179,7 @@ func (b *Bridge) trackSessionModes(sid string, result []byte) {
 	} else if v := modeOption(acp.MemberBytes(result, "configOptions")); v != "" {
 		b.agentMode(sid, v)
 	}
-	if m, _ := b.broker.GateMode(sid); m == confirm.ModePlan {
+	if m, _ := b.broker.GateMode(sid); m == gate.ModePlan {
 		b.setAgentPlanMode(sid) // --mode plan, or the agent's own: tell the model
 	}
 }
@@ -246,16 +246,16 @@ func (b *Bridge) CancelTurn(sid, reason string) {
 // returns an error only when the gate is locked in plan mode and modeID is
 // not a plan mode: the agent must not leave a plan mode the gate keeps.
 func (b *Bridge) hostSetMode(h *Host, sid, modeID string) error {
-	m := confirm.ModeDefault
+	m := gate.ModeDefault
 	if IsPlanMode(modeID) {
-		m = confirm.ModePlan
+		m = gate.ModePlan
 	}
 	cur, _ := b.broker.GateMode(sid)
 	_, err := b.broker.SetMode(sid, m, describeHost(h)+" selected mode "+modeID)
 	switch {
-	case errors.Is(err, confirm.ErrModeLocked) && cur == confirm.ModePlan:
+	case errors.Is(err, gate.ErrModeLocked) && cur == gate.ModePlan:
 		return fmt.Errorf("%w: plan mode is locked (--lock-mode): mode %q refused", acp.ErrForbidden, modeID)
-	case err != nil && !errors.Is(err, confirm.ErrModeLocked):
+	case err != nil && !errors.Is(err, gate.ErrModeLocked):
 		b.log.Warn("gate mode not changed", "session", sid, "mode", modeID, "err", err)
 	}
 	return nil
@@ -269,7 +269,7 @@ func (b *Bridge) agentMode(sid, modeID string) {
 		b.broker.EngagePlan(sid, "agent reported mode "+modeID)
 		return
 	}
-	if m, _ := b.broker.GateMode(sid); m == confirm.ModePlan {
+	if m, _ := b.broker.GateMode(sid); m == gate.ModePlan {
 		b.log.Info("the agent reports a mode other than plan; the gate stays in plan mode until a human leaves it", "session", sid, "agentMode", modeID)
 	}
 }

@@ -127,7 +127,7 @@ func (b *Bridge) hostAnswered(h *Host, decision string, result, errObj []byte) {
 		b.broker.Abstain(decision, h.ID, "error response: "+string(errObj))
 		return
 	}
-	if err := b.broker.AnswerResultAs(h.personContext(), decision, h.ID, result); err != nil {
+	if err := b.broker.AnswerResult(h.personContext(), decision, h.ID, result); err != nil {
 		b.log.Warn("host answer not accepted", "host", h.ID, "decision", decision, "err", err)
 	}
 }

@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/acpmux/acpmux/confirm/gate"
 	"io"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/acpmux/acpmux/confirm/gate"
 
 	"github.com/acpmux/acpmux/bridge"
 	"github.com/acpmux/acpmux/bridge/httpapi"
@@ -100,7 +101,7 @@ func TestPlanModeValidation(t *testing.T) {
 	script := permScriptHead + shellPerm(1, "git status") + "recv\n" + shellPerm(2, "touch changed.txt") + "recv\n" +
 		shellPerm(3, "python3 -c 'print(1)'") + "recv\n" + shellPerm(4, "python3 -c 'print(1)'") + "recv\n" +
 		`send {"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}` + "\nwaiteof\n"
-	f := newPlanFixture(t, script, confirm.Options{Mode: confirm.ModePlan})
+	f := newPlanFixture(t, script, confirm.Options{Mode: gate.ModePlan})
 	f.prompt()
 
 	if opt, msg := agentOutcome(t, f.waitAgent(1)); opt != "allow-once" || msg != gate.ReadOnlyAllowMessage {
@@ -166,7 +167,7 @@ func TestPlanModePendingChangeCancels(t *testing.T) {
 		shellPerm(2, "python3 -c 'print(2)'") + "sleep 300ms\n" +
 		`send {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool_call_update","toolCallId":"c2","rawInput":{"command":"python3 -c 'print(3)'"}}}}` + "\n" +
 		"recv\nwaiteof\n"
-	f := newPlanFixture(t, script, confirm.Options{Mode: confirm.ModePlan})
+	f := newPlanFixture(t, script, confirm.Options{Mode: gate.ModePlan})
 	f.prompt()
 	id, _ := expectPermission(t, f.ide)
 	f.ide.send(`{"jsonrpc":"2.0","id":9,"method":"session/set_mode","params":{"sessionId":"s1","modeId":"default"}}`)
@@ -175,13 +176,13 @@ func TestPlanModePendingChangeCancels(t *testing.T) {
 	}
 	idJSON, _ := json.Marshal(id)
 	f.ide.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"outcome":{"outcome":"selected","optionId":"allow-once"}}}`, idJSON))
-	if m, rev := f.broker.GateMode("s1"); m != confirm.ModeDefault || rev != 1 {
+	if m, rev := f.broker.GateMode("s1"); m != gate.ModeDefault || rev != 1 {
 		t.Errorf("gate %s revision %d, want default 1", m, rev)
 	}
 	// Back in plan mode (a host act), then the arguments change.
 	f.ide.send(`{"jsonrpc":"2.0","id":10,"method":"session/set_mode","params":{"sessionId":"s1","modeId":"plan"}}`)
 	readUpTo(f.ide)
-	if m, _ := f.broker.GateMode("s1"); m != confirm.ModePlan {
+	if m, _ := f.broker.GateMode("s1"); m != gate.ModePlan {
 		t.Fatalf("after the host's set_mode plan: gate %s", m)
 	}
 	if opt, msg := agentOutcome(t, f.waitAgent(2)); opt != "reject" || msg != gate.StaleApprovalMessage {
@@ -216,7 +217,7 @@ func TestAgentCannotLeavePlanMode(t *testing.T) {
 		t.Errorf("switch_mode: agent got %s", opt)
 	}
 	id, _ = expectPermission(t, f.ide)
-	if m, _ := f.broker.GateMode("s1"); m != confirm.ModeDefault {
+	if m, _ := f.broker.GateMode("s1"); m != gate.ModeDefault {
 		t.Errorf("gate %s after a human approved switch_mode, want default", m)
 	}
 	idJSON, _ = json.Marshal(id)
@@ -301,7 +302,7 @@ func TestPlanModeEditWithReadOnlyCommandNeverReachesAHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newPlanFixture(t, script, confirm.Options{Mode: confirm.ModePlan, Policy: pol})
+	f := newPlanFixture(t, script, confirm.Options{Mode: gate.ModePlan, Policy: pol})
 	f.prompt()
 	for n := 1; n <= 4; n++ {
 		if opt, msg := agentOutcome(t, f.waitAgent(n)); opt != "reject" || msg != gate.EditBlockMessage {

@@ -111,7 +111,7 @@ func TestQuestionAPIAnswersBeforeIDE(t *testing.T) {
 		switch m["method"] {
 		case "$/cancel_request":
 			cancelled = m["params"].(map[string]any)["requestId"] == ideID
-		case confirm.MethodPermissionResolved:
+		case bridge.MethodPermissionResolved:
 			resolved = m["params"].(map[string]any)["decisionId"] == did
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/acpmux/acpmux/bridge"
-	"github.com/acpmux/acpmux/confirm"
 )
 
 // wsHost is a remote host on /acp, driven with gorilla/websocket, an
@@ -200,7 +199,7 @@ func TestWebSocketAnswerWins(t *testing.T) {
 		}
 	}
 	n := f.ide.next()
-	if n["method"] != confirm.MethodPermissionResolved || n["params"].(map[string]any)["resolvedBy"] == "ide" {
+	if n["method"] != bridge.MethodPermissionResolved || n["params"].(map[string]any)["resolvedBy"] == "ide" {
 		t.Errorf("IDE got %v, want the resolved notice naming the WebSocket host", n)
 	}
 }

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
 	"github.com/acpmux/acpmux/confirm/store"
 
 	"github.com/acpmux/acpmux/acp"
 )
 
-// MaxAnswerTextBytes bounds Answer.Text.
-const MaxAnswerTextBytes = 16 << 10
+// maxAnswerTextBytes bounds Answer.Text.
+const maxAnswerTextBytes = 16 << 10
 
 // Answer records a as host hostID's answer to decision decisionID of session
 // sessionID: the path of the HTTP API and the CLI. The first valid answer
@@ -20,7 +21,7 @@ const MaxAnswerTextBytes = 16 << 10
 //
 // It returns the decision's view after the call and deduped=true when the
 // decision was already answered with exactly a (a retry converges). Errors:
-// ErrNotFound (no such decision in that session); ErrConflict when it was
+// [store.ErrNotFound] (no such decision in that session); ErrConflict when it was
 // answered differently, is closed (timed_out, cancelled) or another answer
 // won first (the answer is journalled as late_answer); ErrConflict and
 // ErrStale together when the revalidation hook refused the snapshot (the
@@ -45,12 +46,12 @@ func (b *Broker) Answer(ctx context.Context, sessionID, decisionID, hostID strin
 // earlier process, or evicted from memory.
 func (b *Broker) answerStored(ctx context.Context, sessionID, decisionID, hostID string, a Answer) (View, bool, error) {
 	if b.store == nil {
-		return View{}, false, ErrNotFound
+		return View{}, false, store.ErrNotFound
 	}
 	rec, err := b.store.Get(ctx, decisionID)
 	if err != nil || rec.SessionID != sessionID {
-		if err == nil || errors.Is(err, ErrNotFound) {
-			err = ErrNotFound
+		if err == nil || errors.Is(err, store.ErrNotFound) {
+			err = store.ErrNotFound
 		}
 		return View{}, false, err
 	}
@@ -150,8 +151,8 @@ func (d *Decision) check(a Answer) (acp.PermissionOption, error) {
 	if a.Text != "" && !d.snap.AllowFreeText {
 		return acp.PermissionOption{}, fmt.Errorf("%w: this decision does not allow free text", ErrInvalidAnswer)
 	}
-	if len(a.Text) > MaxAnswerTextBytes {
-		return acp.PermissionOption{}, fmt.Errorf("%w: text longer than %d bytes", ErrInvalidAnswer, MaxAnswerTextBytes)
+	if len(a.Text) > maxAnswerTextBytes {
+		return acp.PermissionOption{}, fmt.Errorf("%w: text longer than %d bytes", ErrInvalidAnswer, maxAnswerTextBytes)
 	}
 	if a.OptionID == "" {
 		if a.Text == "" {
@@ -190,31 +191,28 @@ func describe(a Answer) string {
 // abstaining, and returns an error wrapping ErrInvalidAnswer. "cancelled"
 // counts as the host abstaining and returns nil. A valid selection is
 // claimed as by Answer: nil when it won or repeats the winning answer,
-// ErrConflict when it was late. ErrNotFound for an unknown decision,
-// ErrNotPresented when hostID holds no copy. See ACP "Tool Calls /
+// ErrConflict when it was late. [store.ErrNotFound] for an unknown decision,
+// an error saying so when hostID holds no copy. See ACP "Tool Calls /
 // Requesting Permission"
 // (https://agentclientprotocol.com/protocol/v1/tool-calls#requesting-permission).
-func (b *Broker) AnswerResult(decisionID, hostID string, result json.RawMessage) error {
-	return b.AnswerResultAs(context.Background(), decisionID, hostID, result)
-}
-
-// AnswerResultAs is [Broker.AnswerResult] for a host whose person ctx
-// carries ([WithPerson]): a /acp WebSocket host authenticated with a
-// person's token. The answer is checked and journalled with that person,
-// and is a vote where the decision needs a quorum. An answer the person
-// (or a host without one) may not give returns ErrForbidden, and the host
-// abstains: it can never answer this decision.
-func (b *Broker) AnswerResultAs(ctx context.Context, decisionID, hostID string, result json.RawMessage) error {
+//
+// When ctx carries a person ([identity.WithPerson]: a /acp WebSocket host
+// authenticated with a person's token), the answer is checked and
+// journalled with that person, and is a vote where the decision needs a
+// quorum. An answer the person (or a host without one) may not give
+// returns ErrForbidden, and the host abstains: it can never answer this
+// decision.
+func (b *Broker) AnswerResult(ctx context.Context, decisionID, hostID string, result json.RawMessage) error {
 	d := b.lookup(ctx, decisionID)
 	if d == nil {
-		return ErrNotFound
+		return store.ErrNotFound
 	}
 	d.mu.Lock()
 	h := d.hosts[hostID]
 	holds := h != nil && (h.presented || h.presenting) && !h.abstained
 	d.mu.Unlock()
 	if !holds {
-		return fmt.Errorf("%w: host %q, decision %s", ErrNotPresented, hostID, decisionID)
+		return fmt.Errorf("%w: host %q, decision %s", errNotPresented, hostID, decisionID)
 	}
 	if d.snap.isQuestion() {
 		return b.answerQuestionResult(d, hostID, result)

@@ -4,44 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
+
 	"github.com/acpmux/acpmux/confirm/gate"
 	"github.com/acpmux/acpmux/confirm/policy"
 	"github.com/acpmux/acpmux/confirm/store"
-	"strings"
-	"time"
 )
-
-// PlanItem is the audit row of one permission request: the
-// snapshot fields as they were when it was decided, written once when the
-// decision closes and never changed afterwards (the store refuses UPDATE
-// and DELETE on plan_items). JSON in camelCase, as served by GET
-// /v1/sessions/{sessionId}/plan-items and printed by acpmux audit --json.
-type PlanItem struct {
-	ID         string          `json:"id"` // the decision id
-	SessionID  string          `json:"sessionId"`
-	ToolCallID string          `json:"toolCallId"`
-	Kind       string          `json:"kind"`
-	Title      string          `json:"title"`
-	Command    string          `json:"command,omitempty"`
-	Class      string          `json:"class,omitempty"`
-	Reasons    []string        `json:"reasons,omitempty"`
-	Preview    string          `json:"preview,omitempty"` // from diff content
-	Mode       Mode            `json:"mode"`
-	Route      gate.Route      `json:"route"`
-	Policy     policy.Decision `json:"policy"`   // the policy verdict: allow, ask, deny, "" (no rule)
-	Decision   policy.Decision `json:"decision"` // what the agent got: allow or deny
-	DecidedBy  string          `json:"decidedBy"`
-	Downgraded bool            `json:"downgraded,omitempty"` // an ask downgraded to deny (data source or interactive)
-	OptionID   string          `json:"optionId,omitempty"`   // the option the agent received, "" for cancelled
-	Scope      Scope           `json:"scope,omitempty"`
-	Status     store.Status    `json:"status"`
-	Reason     store.Reason    `json:"reason"`
-	Message    string          `json:"message,omitempty"`
-	Producer   string          `json:"producer,omitempty"` // host that owns the session
-	Agent      string          `json:"agent,omitempty"`
-	CreatedAt  time.Time       `json:"createdAt"`
-	DecidedAt  time.Time       `json:"decidedAt"`
-}
 
 // maxMemoryItems bounds the audit rows kept in memory without a store.
 const maxMemoryItems = 10000
@@ -57,15 +25,15 @@ func (b *Broker) afterClose(d *Decision, t transition, res Resolution) {
 	}
 	b.countOutcome(d.snap.SessionID, item.Decision != policy.DecisionAllow, res.Reason)
 	if g := d.snap.Gate; g != nil && kindOf(&d.snap) == "switch_mode" && item.Decision == policy.DecisionAllow &&
-		t.Reason == store.ReasonAnswered && g.Mode == ModePlan && res.OptionID != "plan" {
-		b.SetMode(d.snap.SessionID, ModeDefault, fmt.Sprintf("host %s approved switch_mode (optionId %q) of decision %s", t.By, res.OptionID, d.id))
+		t.Reason == store.ReasonAnswered && g.Mode == gate.ModePlan && res.OptionID != "plan" {
+		b.SetMode(d.snap.SessionID, gate.ModeDefault, fmt.Sprintf("host %s approved switch_mode (optionId %q) of decision %s", t.By, res.OptionID, d.id))
 	}
 }
 
 // planItem builds the audit row of d closed by t.
-func (b *Broker) planItem(d *Decision, t transition, res Resolution) PlanItem {
+func (b *Broker) planItem(d *Decision, t transition, res Resolution) gate.PlanItem {
 	s := &d.snap
-	it := PlanItem{ID: d.id, SessionID: s.SessionID, ToolCallID: s.ToolCall.ToolCallID, Kind: kindOf(s),
+	it := gate.PlanItem{ID: d.id, SessionID: s.SessionID, ToolCallID: s.ToolCall.ToolCallID, Kind: kindOf(s),
 		Title: s.Title, Command: s.Command, Preview: preview(s.ToolCall.Content), Status: res.Status,
 		Reason: res.Reason, OptionID: res.OptionID, Decision: policy.DecisionDeny, DecidedBy: decidedBy(s, t),
 		Message: gateMessage(s, t), CreatedAt: d.created, DecidedAt: res.At}
@@ -109,7 +77,7 @@ func preview(content []byte) string {
 }
 
 // recordItem writes the audit row to the store, or keeps it in memory.
-func (b *Broker) recordItem(it PlanItem) {
+func (b *Broker) recordItem(it gate.PlanItem) {
 	if b.store != nil {
 		doc, err := json.Marshal(it)
 		if err == nil {
@@ -131,16 +99,20 @@ func (b *Broker) recordItem(it PlanItem) {
 // PlanItems returns the audit rows of sessionID (every session when ""),
 // oldest first, at most limit (0 means 1000), from the store or from
 // memory. An error comes only from the store.
-func (b *Broker) PlanItems(ctx context.Context, sessionID string, limit int) ([]PlanItem, error) {
+func (b *Broker) PlanItems(ctx context.Context, sessionID string, limit int) ([]gate.PlanItem, error) {
 	if limit <= 0 {
 		limit = maxListed
 	}
 	if b.store != nil {
-		return StoredPlanItems(ctx, b.store, sessionID, limit)
+		rows, err := b.store.PlanItems(ctx, sessionID, limit)
+		if err != nil {
+			return nil, err
+		}
+		return gate.DecodePlanItems(rows)
 	}
 	b.g.mu.Lock()
 	defer b.g.mu.Unlock()
-	out := []PlanItem{}
+	out := []gate.PlanItem{}
 	for _, it := range b.g.items {
 		if sessionID == "" || it.SessionID == sessionID {
 			out = append(out, it)
@@ -148,26 +120,6 @@ func (b *Broker) PlanItems(ctx context.Context, sessionID string, limit int) ([]
 	}
 	if len(out) > limit {
 		out = out[len(out)-limit:]
-	}
-	return out, nil
-}
-
-// StoredPlanItems returns the audit rows of sessionID (every session when
-// "") in st, oldest first, at most limit, as [Broker.PlanItems] does; acpmux
-// audit reads a store with it while no broker runs. An error comes from the
-// store, or says a row cannot be decoded.
-func StoredPlanItems(ctx context.Context, st store.Store, sessionID string, limit int) ([]PlanItem, error) {
-	rows, err := st.PlanItems(ctx, sessionID, limit)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]PlanItem, 0, len(rows))
-	for _, r := range rows {
-		var it PlanItem
-		if err := json.Unmarshal(r.Item, &it); err != nil {
-			return nil, fmt.Errorf("plan item %s: %w", r.ID, err)
-		}
-		out = append(out, it)
 	}
 	return out, nil
 }

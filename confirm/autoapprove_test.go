@@ -48,7 +48,7 @@ func TestAutoApproveRules(t *testing.T) {
 	})
 	for _, hosts := range []int{1, 0} {
 		t.Run(fmt.Sprintf("plan one-off with %d hosts", hosts), func(t *testing.T) {
-			b := newBroker(t, confirm.Options{Classify: classifyCmd, AutoApprove: true, Mode: confirm.ModePlan})
+			b := newBroker(t, confirm.Options{Classify: classifyCmd, AutoApprove: true, Mode: gate.ModePlan})
 			ide := newHost("ide")
 			var ps []confirm.Presenter
 			if hosts > 0 {
@@ -70,7 +70,7 @@ func TestAutoApproveRules(t *testing.T) {
 		})
 	}
 	t.Run("plan write stays blocked", func(t *testing.T) {
-		b := newBroker(t, confirm.Options{Classify: classifyCmd, AutoApprove: true, Mode: confirm.ModePlan})
+		b := newBroker(t, confirm.Options{Classify: classifyCmd, AutoApprove: true, Mode: gate.ModePlan})
 		ch := ask(b, toolReq("s", "k4", "execute", "rm -rf build"), newHost("ide"))
 		if opt, msg := outcome(t, await(t, ch).result); opt != "reject-once" || msg != gate.WriteBlockMessage {
 			t.Fatalf("agent got %s %q, want the plan block", opt, msg)

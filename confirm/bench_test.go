@@ -36,7 +36,7 @@ func (h *benchHost) Won(*confirm.Decision, confirm.Resolution)      {}
 func (h *benchHost) run() {
 	res := json.RawMessage(selected("allow-once"))
 	for d := range h.queue {
-		_ = h.b.AnswerResult(d.ID(), h.id, res)
+		_ = h.b.AnswerResult(context.Background(), d.ID(), h.id, res)
 	}
 }
 

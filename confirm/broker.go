@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/acpmux/acpmux/confirm/policy"
-	"github.com/acpmux/acpmux/confirm/store"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/acpmux/acpmux/confirm/gate"
+	"github.com/acpmux/acpmux/confirm/policy"
+	"github.com/acpmux/acpmux/confirm/store"
 
 	"github.com/acpmux/acpmux/acp"
 	"github.com/google/uuid"
@@ -58,7 +60,7 @@ type Options struct {
 	// AutoApprove answers, for runs nobody watches (acpmux run
 	// --auto-approve allow_once), every decision routed to ask with its
 	// offered allow_once option, journalled as answered by
-	// [AutoApproveHost]. Never an exact one-off prompt (plan mode: no human
+	// "acpmux:auto-approve". Never an exact one-off prompt (plan mode: no human
 	// saw its warning; with no host it is refused with
 	// [gate.AutoApproveRefusedMessage]), and never when allow_once is not
 	// offered (an unoffered persistent choice never becomes a one-time
@@ -84,8 +86,8 @@ type Options struct {
 	Revalidate func(ctx context.Context, s Snapshot) error
 
 	// Mode is the gate mode every session starts in (--mode); "" means
-	// ModeDefault. LockMode keeps every session there (--lock-mode).
-	Mode     Mode
+	// [gate.ModeDefault]. LockMode keeps every session there (--lock-mode).
+	Mode     gate.Mode
 	LockMode bool
 	// Policy is the initial policy (--policy); nil has no rules. See SetPolicy.
 	Policy *policy.Policy
@@ -117,9 +119,9 @@ type Options struct {
 
 // Default limits of a Broker.
 const (
-	DefaultMaxOpenPerSession    = 512
+	defaultMaxOpenPerSession    = 512
 	DefaultMaxOpen              = 4096
-	DefaultKeepClosedPerSession = 256
+	defaultKeepClosedPerSession = 256
 )
 
 // Broker turns the agent's permission requests into decisions, presents
@@ -154,8 +156,8 @@ type session struct {
 }
 
 // NewBroker returns a broker with opts. It starts nothing; see Run. It fails
-// when opts.DefaultTimeout is out of range (ErrInvalidTimeout) or a limit is
-// negative.
+// when opts.DefaultTimeout is out of range (see [CheckTimeout]) or a limit
+// is negative.
 func NewBroker(opts Options) (*Broker, error) {
 	if err := CheckTimeout(opts.DefaultTimeout); err != nil {
 		return nil, fmt.Errorf("new broker: %w", err)
@@ -167,13 +169,13 @@ func NewBroker(opts Options) (*Broker, error) {
 		opts.DefaultTimeout = DefaultTimeout
 	}
 	if opts.MaxOpenPerSession == 0 {
-		opts.MaxOpenPerSession = DefaultMaxOpenPerSession
+		opts.MaxOpenPerSession = defaultMaxOpenPerSession
 	}
 	if opts.MaxOpen == 0 {
 		opts.MaxOpen = DefaultMaxOpen
 	}
 	if opts.KeepClosedPerSession == 0 {
-		opts.KeepClosedPerSession = DefaultKeepClosedPerSession
+		opts.KeepClosedPerSession = defaultKeepClosedPerSession
 	}
 	b := &Broker{opts: opts, store: opts.Store, log: opts.Logger, now: opts.Now,
 		sessions: make(map[string]*session), byID: make(map[string]*Decision),
@@ -208,7 +210,7 @@ func DecisionID(sessionID, agentKey string) string {
 // (no options, duplicate or empty optionIds, malformed params) — no decision
 // is opened; acp.ErrInvalidRequest (-32600) when AgentKey was already used
 // with different params; acp.ErrRequestCancelled (-32800) when the agent
-// cancelled the request (CancelRequest); ErrInvalidTimeout for an
+// cancelled the request (CancelRequest); [CheckTimeout]'s error for an
 // out-of-range Timeout; context.Cause(ctx) when ctx ended first (the
 // decision is then cancelled with reason ask_cancelled).
 //

@@ -157,7 +157,7 @@ func TestForgedAnswersNeverApprove(t *testing.T) {
 			ide := newHost("ide")
 			ch := ask(b, req("s", "k", offer...), ide)
 			d := ide.wait(t)
-			err := b.AnswerResult(d.ID(), "ide", json.RawMessage(tt.result))
+			err := b.AnswerResult(context.Background(), d.ID(), "ide", json.RawMessage(tt.result))
 			if !errors.Is(err, confirm.ErrInvalidAnswer) {
 				t.Fatalf("AnswerResult err = %v, want ErrInvalidAnswer", err)
 			}
@@ -193,7 +193,7 @@ func TestAPIInvalidAnswerKeepsDecisionOpen(t *testing.T) {
 	if st := d.Status(); st != store.StatusOpen {
 		t.Fatalf("status = %s after invalid answers", st)
 	}
-	if _, _, err := b.Answer(context.Background(), "other", d.ID(), "http", confirm.Answer{OptionID: "allow-once"}); !errors.Is(err, confirm.ErrNotFound) {
+	if _, _, err := b.Answer(context.Background(), "other", d.ID(), "http", confirm.Answer{OptionID: "allow-once"}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("wrong session: err = %v", err)
 	}
 	if _, _, err := b.Answer(context.Background(), "s", d.ID(), "http", confirm.Answer{OptionID: "reject-once"}); err != nil {
@@ -272,7 +272,7 @@ func TestNoEligibleHost(t *testing.T) {
 		if d.Status() != store.StatusOpen {
 			t.Fatal("closed while a host remained")
 		}
-		if err := b.AnswerResult(d.ID(), "ws", json.RawMessage(cancelledResult)); err != nil {
+		if err := b.AnswerResult(context.Background(), d.ID(), "ws", json.RawMessage(cancelledResult)); err != nil {
 			t.Fatal(err)
 		}
 		jsonEq(t, await(t, ch).result, selected("never")) // reject_always when no reject_once
@@ -299,10 +299,10 @@ func TestNotPresentedHostCannotAnswer(t *testing.T) {
 	ide := newHost("ide")
 	ch := ask(b, req("s", "k"), ide)
 	d := ide.wait(t)
-	if err := b.AnswerResult(d.ID(), "intruder", json.RawMessage(selected("allow-once"))); !errors.Is(err, confirm.ErrNotPresented) {
+	if err := b.AnswerResult(context.Background(), d.ID(), "intruder", json.RawMessage(selected("allow-once"))); !errors.Is(err, confirm.ErrNotPresented) {
 		t.Fatalf("err = %v", err)
 	}
-	if err := b.AnswerResult("no-such-id", "ide", json.RawMessage(selected("allow-once"))); !errors.Is(err, confirm.ErrNotFound) {
+	if err := b.AnswerResult(context.Background(), "no-such-id", "ide", json.RawMessage(selected("allow-once"))); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("err = %v", err)
 	}
 	if d.Status() != store.StatusOpen {
@@ -336,7 +336,7 @@ func TestCancelSession(t *testing.T) {
 		if _, _, err := b.Answer(context.Background(), "s", d.ID(), "http", confirm.Answer{OptionID: "allow-once"}); !errors.Is(err, confirm.ErrConflict) {
 			t.Fatalf("late answer err = %v", err)
 		}
-		if err := b.AnswerResult(d.ID(), "ws", json.RawMessage(selected("allow-once"))); !errors.Is(err, confirm.ErrConflict) {
+		if err := b.AnswerResult(context.Background(), d.ID(), "ws", json.RawMessage(selected("allow-once"))); !errors.Is(err, confirm.ErrConflict) {
 			t.Fatalf("late result err = %v", err)
 		}
 		v, _ := b.Decision(context.Background(), "s", d.ID())

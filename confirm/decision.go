@@ -2,9 +2,12 @@ package confirm
 
 import (
 	"encoding/json"
-	"github.com/acpmux/acpmux/confirm/store"
 	"sync"
 	"time"
+
+	"github.com/acpmux/acpmux/confirm/gate"
+	"github.com/acpmux/acpmux/confirm/policy"
+	"github.com/acpmux/acpmux/confirm/store"
 
 	"github.com/acpmux/acpmux/acp"
 	"github.com/acpmux/acpmux/confirm/question"
@@ -30,8 +33,8 @@ var turnEnded = map[store.Reason]bool{
 type Answer struct {
 	OptionID string `json:"optionId,omitempty"`
 	Text     string `json:"text,omitempty"`
-	// Scope is [ScopeOnce] (or ""), [ScopeSession] or [ScopeAlways].
-	Scope Scope `json:"scope,omitempty"`
+	// Scope is [policy.ScopeOnce] (or ""), [policy.ScopeSession] or [policy.ScopeAlways].
+	Scope policy.Scope `json:"scope,omitempty"`
 }
 
 // Resolution says how a decision closed and by whom. It is passed to
@@ -83,7 +86,7 @@ type Snapshot struct {
 	DisplayedTextSHA256 string                 `json:"displayedTextSha256"`
 	// Gate is how the plan-mode gate and the policy routed the request
 	// (plan.go); nil for snapshots stored before the gate existed.
-	Gate *GateInfo `json:"gate,omitempty"`
+	Gate *gate.Info `json:"gate,omitempty"`
 
 	q *question.Question // a question's parsed params and schema (immutable), from Request
 }
@@ -149,9 +152,6 @@ func (d *Decision) ID() string { return d.id }
 
 // SessionID returns the ACP session id of the decision.
 func (d *Decision) SessionID() string { return d.snap.SessionID }
-
-// AgentKey returns the key of the agent's request (Request.AgentKey).
-func (d *Decision) AgentKey() string { return d.snap.AgentKey }
 
 // Params returns the exact params bytes of the agent's
 // session/request_permission. The caller must not modify them.

@@ -2,15 +2,16 @@ package confirm
 
 import (
 	"errors"
-
-	"github.com/acpmux/acpmux/confirm/store"
 )
 
 // Errors returned by the Broker; callers branch on them with errors.Is. The
-// HTTP API maps them to status codes (docs/decisions.md, "HTTP API").
+// HTTP API maps them to status codes (docs/decisions.md, "HTTP API"). Besides
+// these: [store.ErrNotFound] when there is no decision with that id in that
+// session (HTTP 404), [store.ErrDuplicateVote] when the person already voted
+// on a quorum decision (the vote is journalled and not counted; HTTP 409),
+// and [gate.ErrModeLocked], [policy.ErrScopeRefused] and
+// [policy.ErrAlwaysUnavailable].
 var (
-	// ErrNotFound: no decision with that id in that session (HTTP 404).
-	ErrNotFound = store.ErrNotFound
 	// ErrConflict: the decision was already answered differently, or is
 	// closed (timed out, cancelled), or another answer won the claim first
 	// (HTTP 409). The same answer again is not a conflict: it is deduped.
@@ -23,9 +24,13 @@ var (
 	// answer is empty, or it carries free text the decision does not allow.
 	// The decision stays open (HTTP 400).
 	ErrInvalidAnswer = errors.New("invalid answer")
-	// ErrNotPresented: a host answered a decision that was never presented to
+)
+
+// Errors no caller branches on; their text says what went wrong.
+var (
+	// errNotPresented: a host answered a decision that was never presented to
 	// it, or that it had abstained from ("not yours").
-	ErrNotPresented = errors.New("decision not presented to this host")
-	// ErrInvalidTimeout: a decision timeout below 0 or above MaxTimeout.
-	ErrInvalidTimeout = errors.New("invalid decision timeout")
+	errNotPresented = errors.New("decision not presented to this host")
+	// errInvalidTimeout: a decision timeout below 0 or above MaxTimeout.
+	errInvalidTimeout = errors.New("invalid decision timeout")
 )

@@ -21,7 +21,7 @@ func (h *ideHost) Present(d *confirm.Decision) error {
 	go func() { // Present must not block: answer from another goroutine
 		defer close(h.done)
 		res := fmt.Sprintf(`{"outcome":{"outcome":"selected","optionId":%q}}`, d.Options()[0].OptionID)
-		_ = h.b.AnswerResult(d.ID(), h.HostID(), json.RawMessage(res))
+		_ = h.b.AnswerResult(context.Background(), d.ID(), h.HostID(), json.RawMessage(res))
 	}()
 	return nil
 }

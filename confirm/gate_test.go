@@ -6,11 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/acpmux/acpmux/confirm/gate"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acpmux/acpmux/confirm/gate"
 
 	"github.com/acpmux/acpmux/classify"
 	"github.com/acpmux/acpmux/confirm"
@@ -66,7 +67,7 @@ func mustPolicy(t *testing.T, src string) *policy.Policy {
 }
 
 // planItem returns the audit row of decision id.
-func planItem(t *testing.T, b *confirm.Broker, sid, id string) confirm.PlanItem {
+func planItem(t *testing.T, b *confirm.Broker, sid, id string) gate.PlanItem {
 	t.Helper()
 	items, err := b.PlanItems(context.Background(), sid, 0)
 	if err != nil {
@@ -78,7 +79,7 @@ func planItem(t *testing.T, b *confirm.Broker, sid, id string) confirm.PlanItem 
 		}
 	}
 	t.Fatalf("no plan item %s among %d", id, len(items))
-	return confirm.PlanItem{}
+	return gate.PlanItem{}
 }
 
 func TestPolicyThroughBroker(t *testing.T) {
@@ -126,7 +127,7 @@ command = "git status*"
 	if len(d.Options()) != 3 {
 		t.Errorf("default-mode prompt offers %d options, want the agent's 3", len(d.Options()))
 	}
-	b.AnswerResult(d.ID(), "ide", json.RawMessage(selected("allow-once")))
+	b.AnswerResult(context.Background(), d.ID(), "ide", json.RawMessage(selected("allow-once")))
 	await(t, ch)
 	by := map[string]string{}
 	items, _ := b.PlanItems(context.Background(), "s", 0)
@@ -175,7 +176,7 @@ kind = "fetch"
 	}
 	ch := ask(b, toolReq("s", "3", "search", ""), ide)
 	d := ide.wait(t)
-	b.AnswerResult(d.ID(), "ide", json.RawMessage(selected("allow-once")))
+	b.AnswerResult(context.Background(), d.ID(), "ide", json.RawMessage(selected("allow-once")))
 	if opt, _ := outcome(t, await(t, ch).result); opt != "allow-once" {
 		t.Errorf("search with no rule: %s", opt)
 	}
@@ -184,7 +185,7 @@ kind = "fetch"
 // TestPolicyChangeMakesOneOffStale: a rule that denies the command, loaded
 // while its one-off prompt is open, makes the approval stale.
 func TestPolicyChangeMakesOneOffStale(t *testing.T) {
-	b := newBroker(t, confirm.Options{Classify: classifyCmd, Mode: confirm.ModePlan})
+	b := newBroker(t, confirm.Options{Classify: classifyCmd, Mode: gate.ModePlan})
 	ide := newHost("ide")
 	ch := ask(b, toolReq("s", "1", "execute", "python3 -c 'print(1)'"), ide)
 	d := ide.wait(t)
@@ -202,7 +203,7 @@ func TestPolicyChangeMakesOneOffStale(t *testing.T) {
 // seed-001 warning first, refuses persistent scopes and an unoffered
 // option, and fails closed with the plan-safe refusal without a host.
 func TestPlanOneOffOffer(t *testing.T) {
-	b := newBroker(t, confirm.Options{Classify: classifyCmd, Mode: confirm.ModePlan})
+	b := newBroker(t, confirm.Options{Classify: classifyCmd, Mode: gate.ModePlan})
 	ide := newHost("ide")
 	ch := ask(b, toolReq("s", "1", "execute", "python3 -c 'print(1)'"), ide)
 	d := ide.wait(t)
@@ -212,8 +213,8 @@ func TestPlanOneOffOffer(t *testing.T) {
 	if w := d.Snapshot().Warnings; len(w) == 0 || w[0] != gate.UnknownWarning {
 		t.Errorf("warnings %q", w)
 	}
-	for _, a := range []confirm.Answer{{OptionID: "allow-once", Scope: confirm.ScopeSession}, {OptionID: "allow-once", Scope: confirm.ScopeAlways}} {
-		if _, _, err := b.Answer(context.Background(), "s", d.ID(), "ide", a); !errors.Is(err, confirm.ErrScopeRefused) || !errors.Is(err, confirm.ErrInvalidAnswer) {
+	for _, a := range []confirm.Answer{{OptionID: "allow-once", Scope: policy.ScopeSession}, {OptionID: "allow-once", Scope: policy.ScopeAlways}} {
+		if _, _, err := b.Answer(context.Background(), "s", d.ID(), "ide", a); !errors.Is(err, policy.ErrScopeRefused) || !errors.Is(err, confirm.ErrInvalidAnswer) {
 			t.Errorf("scope %s: err = %v, want ErrScopeRefused", a.Scope, err)
 		}
 	}
@@ -239,7 +240,7 @@ func TestScopeSession(t *testing.T) {
 	ch := ask(b, toolReq("s", "1", "execute", "make test"), ide)
 	d := ide.wait(t)
 	// Over ACP: the scope rides in _meta.acpmux.scope.
-	if err := b.AnswerResult(d.ID(), "ide", json.RawMessage(`{"outcome":{"outcome":"selected","optionId":"allow-once"},"_meta":{"acpmux":{"scope":"SESSION"}}}`)); err != nil {
+	if err := b.AnswerResult(context.Background(), d.ID(), "ide", json.RawMessage(`{"outcome":{"outcome":"selected","optionId":"allow-once"},"_meta":{"acpmux":{"scope":"SESSION"}}}`)); err != nil {
 		t.Fatal(err)
 	}
 	await(t, ch)
@@ -253,7 +254,7 @@ func TestScopeSession(t *testing.T) {
 	for _, k := range []struct{ sid, cmd string }{{"s", "make lint"}, {"other", "make test"}} {
 		ch := ask(b, toolReq(k.sid, "3", "execute", k.cmd), ide)
 		d := ide.wait(t)
-		b.AnswerResult(d.ID(), "ide", json.RawMessage(selected("reject-once")))
+		b.AnswerResult(context.Background(), d.ID(), "ide", json.RawMessage(selected("reject-once")))
 		await(t, ch)
 	}
 }
@@ -271,8 +272,8 @@ func TestScopeAlways(t *testing.T) {
 			ide := newHost("ide")
 			ch := ask(b, toolReq("s", "1", "execute", "make test"), ide)
 			d := ide.wait(t)
-			_, _, err := b.Answer(context.Background(), "s", d.ID(), "http", confirm.Answer{OptionID: "allow-once", Scope: confirm.ScopeAlways})
-			if !errors.Is(err, confirm.ErrAlwaysUnavailable) {
+			_, _, err := b.Answer(context.Background(), "s", d.ID(), "http", confirm.Answer{OptionID: "allow-once", Scope: policy.ScopeAlways})
+			if !errors.Is(err, policy.ErrAlwaysUnavailable) {
 				t.Fatalf("err = %v, want ErrAlwaysUnavailable", err)
 			}
 			if d.Status() != store.StatusOpen {
@@ -287,7 +288,7 @@ func TestScopeAlways(t *testing.T) {
 	ide := newHost("ide")
 	ch := ask(b, toolReq("s", "1", "execute", "make test"), ide)
 	d := ide.wait(t)
-	if _, _, err := b.Answer(context.Background(), "s", d.ID(), "http", confirm.Answer{OptionID: "reject-once", Scope: confirm.ScopeAlways}); err != nil {
+	if _, _, err := b.Answer(context.Background(), "s", d.ID(), "http", confirm.Answer{OptionID: "reject-once", Scope: policy.ScopeAlways}); err != nil {
 		t.Fatal(err)
 	}
 	await(t, ch)
@@ -355,7 +356,7 @@ func TestAuditRowsImmutable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	b := newBroker(t, confirm.Options{Store: st, Classify: classifyCmd, Mode: confirm.ModePlan})
+	b := newBroker(t, confirm.Options{Store: st, Classify: classifyCmd, Mode: gate.ModePlan})
 	await(t, ask(b, toolReq("s", "1", "execute", "git status")))
 	before := planItem(t, b, "s", confirm.DecisionID("s", "1"))
 	if before.Decision != "allow" || before.DecidedBy != gate.BuiltinPlanReadOnly || before.Class != "read-only" {

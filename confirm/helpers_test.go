@@ -87,7 +87,7 @@ func (h *fakeHost) wait(t testing.TB) *confirm.Decision {
 func answerAfter(b *confirm.Broker, delay time.Duration, result string) func(*fakeHost, *confirm.Decision) {
 	return func(h *fakeHost, d *confirm.Decision) {
 		time.Sleep(delay)
-		_ = b.AnswerResult(d.ID(), h.id, json.RawMessage(result))
+		_ = b.AnswerResult(context.Background(), d.ID(), h.id, json.RawMessage(result))
 	}
 }
 

@@ -2,38 +2,13 @@ package confirm
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"sync"
+
+	"github.com/acpmux/acpmux/confirm/gate"
 	"github.com/acpmux/acpmux/confirm/policy"
 	"github.com/acpmux/acpmux/confirm/store"
-	"sync"
 )
-
-// Mode is the gate mode of a session: ModeDefault or ModePlan. It is
-// acpmux's own view, separate from the agent's mode ids (ACP "Session
-// Modes"): the bridge engages the gate when a host or the agent selects the
-// agent's plan mode. See docs/plan-mode.md.
-type Mode string
-
-// The gate modes.
-const (
-	ModeDefault Mode = "default" // policy rules, remembered verdicts and the agent's own prompts
-	ModePlan    Mode = "plan"    // plan-mode routing (docs/plan-mode.md)
-)
-
-// ParseMode returns the Mode named s ("default" or "plan"); anything else is
-// an error naming s.
-func ParseMode(s string) (Mode, error) {
-	switch Mode(s) {
-	case ModeDefault, ModePlan:
-		return Mode(s), nil
-	}
-	return "", fmt.Errorf("unknown gate mode %q (want plan or default)", s)
-}
-
-// ErrModeLocked is returned by SetMode when Options.LockMode keeps the gate
-// where Options.Mode put it.
-var ErrModeLocked = errors.New("gate mode is locked (--lock-mode)")
 
 // gateState is the broker's plan-mode and policy state. Its mutex is taken after
 // Broker.mu when both are needed, never the other way round.
@@ -44,12 +19,12 @@ type gateState struct {
 	policyRev uint64
 	always    map[string]store.Rule // remembered ALWAYS verdicts by key
 	loaded    bool                  // always was read from the store
-	items     []PlanItem            // audit rows when there is no store (bounded)
+	items     []gate.PlanItem       // audit rows when there is no store (bounded)
 }
 
 // gateSession is the gate state of one session. Guarded by gate.mu.
 type gateSession struct {
-	mode     Mode
+	mode     gate.Mode
 	revision uint64
 	remember map[string]policy.Decision // SESSION verdicts by key
 	breaker  breakerState
@@ -62,7 +37,7 @@ func (b *Broker) gateSessionLocked(id string) *gateSession {
 	if gs == nil {
 		m := b.opts.Mode
 		if m == "" {
-			m = ModeDefault
+			m = gate.ModeDefault
 		}
 		gs = &gateSession{mode: m, remember: map[string]policy.Decision{}}
 		b.g.sessions[id] = gs
@@ -72,7 +47,7 @@ func (b *Broker) gateSessionLocked(id string) *gateSession {
 
 // GateMode returns the gate mode of session sessionID and its revision,
 // which starts at 0 and increases on every change. Safe for concurrent use.
-func (b *Broker) GateMode(sessionID string) (Mode, uint64) {
+func (b *Broker) GateMode(sessionID string) (gate.Mode, uint64) {
 	b.g.mu.Lock()
 	defer b.g.mu.Unlock()
 	gs := b.gateSessionLocked(sessionID)
@@ -84,10 +59,10 @@ func (b *Broker) GateMode(sessionID string) (Mode, uint64) {
 // switch_mode request), journalled in the log and the store. When the mode
 // changes, its revision increases and every open decision of the session
 // fails closed as stale (an approval given under the old mode must not
-// run). It returns the new revision; ErrModeLocked when Options.LockMode is
+// run). It returns the new revision; [gate.ErrModeLocked] when Options.LockMode is
 // set and m differs from the current mode.
-func (b *Broker) SetMode(sessionID string, m Mode, by string) (uint64, error) {
-	if _, err := ParseMode(string(m)); err != nil {
+func (b *Broker) SetMode(sessionID string, m gate.Mode, by string) (uint64, error) {
+	if _, err := gate.ParseMode(string(m)); err != nil {
 		return 0, err
 	}
 	b.g.mu.Lock()
@@ -101,7 +76,7 @@ func (b *Broker) SetMode(sessionID string, m Mode, by string) (uint64, error) {
 		cur := gs.mode
 		b.g.mu.Unlock()
 		b.log.Warn("confirm: gate mode change refused: the mode is locked", "session", sessionID, "mode", cur, "wanted", m, "by", by)
-		return 0, ErrModeLocked
+		return 0, gate.ErrModeLocked
 	}
 	gs.mode = m
 	gs.revision++
@@ -128,10 +103,10 @@ func (b *Broker) EngagePlan(sessionID, by string) bool {
 	gs := b.gateSessionLocked(sessionID)
 	mode := gs.mode
 	b.g.mu.Unlock()
-	if mode == ModePlan || b.opts.LockMode {
+	if mode == gate.ModePlan || b.opts.LockMode {
 		return false
 	}
-	_, err := b.SetMode(sessionID, ModePlan, by)
+	_, err := b.SetMode(sessionID, gate.ModePlan, by)
 	return err == nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/identity"
 	"github.com/acpmux/acpmux/confirm/store"
 	"github.com/acpmux/acpmux/confirm/store/sqlite"
 )
@@ -64,7 +65,7 @@ func TestInboxAnswersRecordThePerson(t *testing.T) {
 	ch := ask(a, req("sess-1", "k"), ide)
 	d := ide.wait(t)
 
-	olga := confirm.WithPerson(context.Background(), confirm.Person{Name: "olga", Role: store.RoleObserver})
+	olga := identity.WithPerson(context.Background(), identity.Person{Name: "olga", Role: store.RoleObserver})
 	if _, _, err := inbox.Answer(olga, "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once"}); !errors.Is(err, confirm.ErrForbidden) {
 		t.Fatalf("observer at the inbox: %v, want ErrForbidden", err)
 	}
@@ -72,7 +73,7 @@ func TestInboxAnswersRecordThePerson(t *testing.T) {
 		t.Fatalf("A's journal of the observer's refused answer: %+v", ev)
 	}
 
-	alice := confirm.WithPerson(context.Background(), confirm.Person{Name: "alice", Role: store.RoleApprover})
+	alice := identity.WithPerson(context.Background(), identity.Person{Name: "alice", Role: store.RoleApprover})
 	v, _, err := inbox.Answer(alice, "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once"})
 	if err != nil {
 		t.Fatalf("approver at the inbox: %v", err)

@@ -2,22 +2,17 @@ package confirm
 
 import (
 	"encoding/json"
-	"github.com/acpmux/acpmux/confirm/store"
 	"time"
+
+	"github.com/acpmux/acpmux/confirm/store"
 )
 
-// MethodPermissionResolved is the acpmux extension notification (ACP
-// "Extensibility": methods starting with "_") that the bridge sends to a host
-// together with $/cancel_request when the host's copy of a decision is
-// withdrawn. Hosts that do not know it ignore it, as ACP requires for
-// unknown extension notifications.
-const MethodPermissionResolved = "_acpmux/permission_resolved"
-
-// ResolvedNotice is the params of MethodPermissionResolved (docs/decisions.md,
+// resolvedNotice is the params of the _acpmux/permission_resolved
+// notification (the bridge's MethodPermissionResolved; docs/decisions.md,
 // "The resolved notice", and docs/protocol.md). OptionID is the optionId the
 // agent received, absent when it received "cancelled" (or, for reason
 // agent_cancelled, error -32800).
-type ResolvedNotice struct {
+type resolvedNotice struct {
 	SessionID  string       `json:"sessionId"`
 	DecisionID string       `json:"decisionId"`
 	ToolCallID string       `json:"toolCallId,omitempty"`
@@ -40,7 +35,7 @@ func Notice(d *Decision, res Resolution) json.RawMessage {
 	if res.Reason == store.ReasonAgentCancelled {
 		opt = ""
 	}
-	b, err := json.Marshal(ResolvedNotice{SessionID: d.SessionID(), DecisionID: d.ID(),
+	b, err := json.Marshal(resolvedNotice{SessionID: d.SessionID(), DecisionID: d.ID(),
 		ToolCallID: d.snap.ToolCall.ToolCallID, Status: res.Status, OptionID: opt,
 		ResolvedBy: res.By, AnsweredBy: res.Person, Reason: res.Reason, At: res.At})
 	if err != nil {

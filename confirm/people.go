@@ -7,31 +7,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/acpmux/acpmux/confirm/identity"
 	"github.com/acpmux/acpmux/confirm/store"
 )
-
-// Person is who sent an answer or a prompt: the name and role of the
-// bearer token it came with (docs/tokens.md). It is only ever taken from
-// the authenticated token, never from a message (a "person" in _meta
-// means nothing to acpmux).
-type Person struct {
-	Name string     `json:"name"`
-	Role store.Role `json:"role"`
-}
-
-type personKey struct{}
-
-// WithPerson returns ctx carrying p, for [Broker.Answer],
-// [Broker.AnswerQuestion] and [Broker.AnswerResultAs].
-func WithPerson(ctx context.Context, p Person) context.Context {
-	return context.WithValue(ctx, personKey{}, p)
-}
-
-// PersonFrom returns the person ctx carries, if any.
-func PersonFrom(ctx context.Context) (Person, bool) {
-	p, ok := ctx.Value(personKey{}).(Person)
-	return p, ok
-}
 
 // ErrForbidden: the person may not answer this decision: their role does
 // not answer (observer), the policy names approvers they are not among,
@@ -41,13 +19,9 @@ func PersonFrom(ctx context.Context) (Person, bool) {
 // decision stays open (HTTP 403).
 var ErrForbidden = errors.New("forbidden")
 
-// ErrDuplicateVote: the person already voted on this quorum decision; the
-// second vote is journalled and not counted (HTTP 409).
-var ErrDuplicateVote = store.ErrDuplicateVote
-
 // mayAnswer returns why the person of ctx may not answer d, or nil.
 func mayAnswer(ctx context.Context, d *Decision) error {
-	p, ok := PersonFrom(ctx)
+	p, ok := identity.PersonFrom(ctx)
 	if ok && !p.Role.MayAnswer() {
 		return fmt.Errorf("%w: %s is an %s and may not answer", ErrForbidden, p.Name, p.Role)
 	}
@@ -79,7 +53,7 @@ func (b *Broker) refusePerson(ctx context.Context, d *Decision, hostID string, e
 
 // personName is the name of ctx's person, "" when none.
 func personName(ctx context.Context) string {
-	p, _ := PersonFrom(ctx)
+	p, _ := identity.PersonFrom(ctx)
 	return p.Name
 }
 

@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+
 	"github.com/acpmux/acpmux/confirm/gate"
 	"github.com/acpmux/acpmux/confirm/policy"
 	"github.com/acpmux/acpmux/confirm/store"
-	"strings"
 
 	"github.com/acpmux/acpmux/acp"
 )
@@ -19,27 +20,6 @@ const (
 	decidedBySessionPref = "session:"
 	decidedByAlwaysPref  = "always:"
 )
-
-// GateInfo records how the gate routed a request; it is part of the
-// immutable snapshot (JSON "gate").
-type GateInfo struct {
-	Mode           Mode            `json:"mode"`           // gate mode when the request arrived
-	ModeRevision   uint64          `json:"modeRevision"`   // its revision
-	PolicyRevision uint64          `json:"policyRevision"` // revision of the policy rules
-	Route          gate.Route      `json:"route"`          // a [gate.Route]
-	Policy         policy.Decision `json:"policy"`         // the policy verdict: allow, ask, deny; "" when no rule matched
-	DecidedBy      string          `json:"decidedBy"`      // rule:NAME, a builtin:..., session:/always: verdict, default:ask
-	Downgraded     bool            `json:"downgraded,omitempty"`
-	Message        string          `json:"message,omitempty"` // fixed message for the agent when the gate decided
-	Agent          string          `json:"agent,omitempty"`
-	Producer       string          `json:"producer,omitempty"` // host that owns the session
-	Key            string          `json:"key"`                // the remember key (agent, kind, command or title)
-	// Approval is who may answer, from the matching ask rules
-	// (docs/policy.md, "Approvers and quorum"); nil: anyone who may answer.
-	Approval *policy.Approval `json:"approval,omitempty"`
-	// Requester is the person whose prompt led to the request (Request.Requester).
-	Requester string `json:"requester,omitempty"`
-}
 
 // shellCommand returns the shell command of a tool call: rawInput.command
 // (a string or an argv array, see commandOf), else, for kind "execute", the
@@ -63,7 +43,7 @@ func kindOf(s *Snapshot) string {
 }
 
 // itemOf builds the policy item of s under mode.
-func (b *Broker) itemOf(s *Snapshot, mode Mode) policy.Item {
+func (b *Broker) itemOf(s *Snapshot, mode gate.Mode) policy.Item {
 	it := policy.Item{Kind: kindOf(s), Command: s.Command, Title: s.Title, Mode: string(mode), Agent: b.opts.Agent, Paths: pathsOf(s.ToolCall),
 		InputSHA256: sha256Hex([]byte(string(s.ToolCall.RawInput) + "\x00" + string(s.ToolCall.Content) + "\x00" + string(s.ToolCall.Locations)))}
 	if s.Command != "" {
@@ -153,7 +133,7 @@ func (b *Broker) routeSnapshot(s *Snapshot, producer string) {
 	b.loadAlways()
 	b.g.mu.Lock()
 	gs := b.gateSessionLocked(s.SessionID)
-	g := &GateInfo{Mode: gs.mode, ModeRevision: gs.revision, PolicyRevision: b.g.policyRev, Agent: b.opts.Agent, Producer: producer}
+	g := &gate.Info{Mode: gs.mode, ModeRevision: gs.revision, PolicyRevision: b.g.policyRev, Agent: b.opts.Agent, Producer: producer}
 	pol, tripped := b.g.policy, gs.breaker.tripped
 	it := b.itemOf(s, gs.mode)
 	g.Key = rememberKey(it)
@@ -168,7 +148,7 @@ func (b *Broker) routeSnapshot(s *Snapshot, producer string) {
 	g.Policy = v.Decision
 	g.Approval = v.Approval
 	route(g, s, it, v, tripped, remembered, by)
-	if b.opts.LockMode && g.Mode == ModePlan && strings.EqualFold(kindOf(s), "switch_mode") && g.Route != gate.RouteDeny {
+	if b.opts.LockMode && g.Mode == gate.ModePlan && strings.EqualFold(kindOf(s), "switch_mode") && g.Route != gate.RouteDeny {
 		// --lock-mode: no approval can leave plan mode, so none is asked for
 		// (an allow would reach the agent while the gate stays in plan).
 		g.Route, g.DecidedBy, g.Message = gate.RoutePlanBlock, gate.BuiltinModeLocked, gate.ModeLockedMessage
@@ -180,7 +160,7 @@ func (b *Broker) routeSnapshot(s *Snapshot, producer string) {
 	if g.Route == gate.RouteOneOff {
 		oneOff(s, it.Class)
 	}
-	if kindOf(s) == "switch_mode" && g.Route == gate.RouteAsk && g.Mode == ModePlan {
+	if kindOf(s) == "switch_mode" && g.Route == gate.RouteAsk && g.Mode == gate.ModePlan {
 		s.Warnings = append([]string{gate.ExitPlanModeMessage}, s.Warnings...)
 	}
 	s.DisplayedText = displayedText(s)
@@ -193,10 +173,10 @@ func (b *Broker) routeSnapshot(s *Snapshot, producer string) {
 // commands that bash may read differently (refused); plan-mode shell
 // routing; the data-source precheck; policy allow; a remembered verdict;
 // ask.
-func route(g *GateInfo, s *Snapshot, it policy.Item, v policy.Verdict, tripped bool, remembered policy.Decision, rememberedBy string) {
+func route(g *gate.Info, s *Snapshot, it policy.Item, v policy.Verdict, tripped bool, remembered policy.Decision, rememberedBy string) {
 	rule := decidedByRulePrefix + v.Rule
 	set := func(r gate.Route, by, msg string) { g.Route, g.DecidedBy, g.Message = r, by, msg }
-	plan := g.Mode == ModePlan
+	plan := g.Mode == gate.ModePlan
 	switch {
 	case v.Decision == policy.DecisionDeny:
 		set(gate.RouteDeny, rule, gate.PolicyDenyMessage)
@@ -345,7 +325,7 @@ func (b *Broker) decideByGate(d *Decision, hosts int) bool {
 		}
 		t := transition{Status: store.StatusCancelled, Reason: store.ReasonNoEligibleHost}
 		if b.opts.AutoApprove {
-			t.By = AutoApproveHost // refusing: gateMessage says why
+			t.By = autoApproveHost // refusing: gateMessage says why
 		}
 		b.decide(d, t, gateMessage(&d.snap, t))
 	case gate.RouteAsk:
@@ -353,16 +333,16 @@ func (b *Broker) decideByGate(d *Decision, hosts int) bool {
 		if !b.opts.AutoApprove || opt == "" {
 			return false
 		}
-		b.decide(d, transition{Status: store.StatusAnswered, Answer: &Answer{OptionID: opt}, By: AutoApproveHost, Reason: store.ReasonAnswered}, "answered by --auto-approve allow_once: "+opt)
+		b.decide(d, transition{Status: store.StatusAnswered, Answer: &Answer{OptionID: opt}, By: autoApproveHost, Reason: store.ReasonAnswered}, "answered by --auto-approve allow_once: "+opt)
 	default:
 		return false
 	}
 	return true
 }
 
-// AutoApproveHost is who answers a decision for Options.AutoApprove, in
+// autoApproveHost is who answers a decision for Options.AutoApprove, in
 // the journal and the API's resolvedBy.
-const AutoApproveHost = "acpmux:auto-approve"
+const autoApproveHost = "acpmux:auto-approve"
 
 func msgOr(msg, alt string) string {
 	if msg != "" {
@@ -395,11 +375,11 @@ func gateMessage(s *Snapshot, t transition) string {
 	case store.ReasonPolicyAllow, store.ReasonPolicyDeny, store.ReasonPlanBlock, store.ReasonBreaker:
 		return g.Message
 	case store.ReasonStale:
-		if g.Route == gate.RouteOneOff || g.Mode == ModePlan {
+		if g.Route == gate.RouteOneOff || g.Mode == gate.ModePlan {
 			return gate.StaleApprovalMessage
 		}
 	case store.ReasonNoEligibleHost, store.ReasonTimeout:
-		if g.Route == gate.RouteOneOff && t.By == AutoApproveHost {
+		if g.Route == gate.RouteOneOff && t.By == autoApproveHost {
 			return gate.AutoApproveRefusedMessage
 		}
 		if g.Route == gate.RouteOneOff {

@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/acpmux/acpmux/confirm/gate"
 	"testing"
+
+	"github.com/acpmux/acpmux/confirm/gate"
 
 	"github.com/acpmux/acpmux/confirm"
 )
@@ -27,7 +28,7 @@ func otherReq(sid, key, kind, title, rawInput string) confirm.Request {
 // an MCP tool) is an exact one-off prompt: the persistent option is hidden,
 // and a SESSION grant of one call never covers a call with other arguments.
 func TestPlanModeOtherToolsAreExactOneOffs(t *testing.T) {
-	b := newBroker(t, confirm.Options{Classify: classifyCmd, Mode: confirm.ModePlan})
+	b := newBroker(t, confirm.Options{Classify: classifyCmd, Mode: gate.ModePlan})
 	ide := newHost("ide")
 	for i, kind := range []string{"other", ""} {
 		ch := ask(b, otherReq("s", fmt.Sprint("k", i), kind, "mcp__db__query", `{"sql":"select 1"}`), ide)
@@ -76,7 +77,7 @@ func TestDefaultModeSessionGrantIsBoundToArguments(t *testing.T) {
 // TestPlanModeEditsByAnyName: an edit is blocked in plan mode whatever the
 // case of its kind, and so is any tool call carrying a diff.
 func TestPlanModeEditsByAnyName(t *testing.T) {
-	b := newBroker(t, confirm.Options{Classify: classifyCmd, Mode: confirm.ModePlan})
+	b := newBroker(t, confirm.Options{Classify: classifyCmd, Mode: gate.ModePlan})
 	ide := newHost("ide")
 	for i, tc := range []string{
 		`{"toolCallId":"e1","title":"Edit","kind":"Edit"}`,
@@ -93,7 +94,7 @@ func TestPlanModeEditsByAnyName(t *testing.T) {
 // TestUnreadableCommandIsNotTheTitle: a rawInput.command that is neither a
 // string nor an argv of strings is never replaced by a harmless title.
 func TestUnreadableCommandIsNotTheTitle(t *testing.T) {
-	b := newBroker(t, confirm.Options{Classify: classifyCmd, Mode: confirm.ModePlan})
+	b := newBroker(t, confirm.Options{Classify: classifyCmd, Mode: gate.ModePlan})
 	ide := newHost("ide")
 	ch := ask(b, otherReq("s", "x", "execute", "ls", `{"command":["touch",1]}`), ide)
 	d := ide.wait(t) // not allowed as read-only "ls": it is asked
@@ -107,7 +108,7 @@ func TestUnreadableCommandIsNotTheTitle(t *testing.T) {
 // TestTitleCommandChangeIsStale: for an agent whose title is the command
 // (no rawInput), a changed title while the prompt is open fails closed.
 func TestTitleCommandChangeIsStale(t *testing.T) {
-	b := newBroker(t, confirm.Options{Classify: classifyCmd, Mode: confirm.ModePlan})
+	b := newBroker(t, confirm.Options{Classify: classifyCmd, Mode: gate.ModePlan})
 	ide := newHost("ide")
 	p := `{"sessionId":"s","toolCall":{"toolCallId":"g1","title":"python3 a.py","kind":"execute"},"options":[{"optionId":"allow-once","name":"Yes","kind":"allow_once"},{"optionId":"reject-once","name":"No","kind":"reject_once"}]}`
 	ch := ask(b, confirm.Request{SessionID: "s", AgentKey: "g", Params: json.RawMessage(p)}, ide)
@@ -150,7 +151,7 @@ func TestPlanModeEditWithReadOnlyCommandIsBlocked(t *testing.T) {
 	for pname, src := range policies {
 		for _, c := range calls {
 			t.Run(pname+"/"+c.name, func(t *testing.T) {
-				opts := confirm.Options{Classify: classifyCmd, Mode: confirm.ModePlan}
+				opts := confirm.Options{Classify: classifyCmd, Mode: gate.ModePlan}
 				if src != "" {
 					opts.Policy = mustPolicy(t, src)
 				}
@@ -183,7 +184,7 @@ func TestPlanModeRefusesDivergentCommands(t *testing.T) {
 	for _, policy := range []string{"", "[[rule]]\nname = 'any'\ndecision = 'allow'\nclass = 'unknown'\ncommand = '*'\n",
 		"[[rule]]\nname = 'ro'\ndecision = 'allow'\nclass = 'read-only'\ncommand = 'ls*'\n"} {
 		for i, cmd := range []string{"ls # x \\\ntouch f", "cat <<EOF\nEO\\\nF\ntouch f\nEOF", "ls\rtouch f"} {
-			opts := confirm.Options{Classify: classifyCmd, Mode: confirm.ModePlan}
+			opts := confirm.Options{Classify: classifyCmd, Mode: gate.ModePlan}
 			if policy != "" {
 				opts.Policy = mustPolicy(t, policy)
 			}

@@ -122,9 +122,9 @@ func (b *Broker) abstain(d *Decision, hostID, reason string) {
 	b.checkEligible(d)
 }
 
-// RemovePresenter makes host hostID abstain from every open decision, for a
+// removePresenter makes host hostID abstain from every open decision, for a
 // host that disconnected; reason goes to the journal.
-func (b *Broker) RemovePresenter(hostID, reason string) {
+func (b *Broker) removePresenter(hostID, reason string) {
 	for _, d := range b.openDecisions("") {
 		<-d.ready
 		b.abstain(d, hostID, reason)

@@ -12,12 +12,9 @@ import (
 	"github.com/acpmux/acpmux/confirm/store"
 )
 
-// KindPermission and KindQuestion are the kinds of a decision: its View's
-// "kind" and its stored snapshot's.
-const (
-	KindPermission = "permission"
-	KindQuestion   = question.Kind
-)
+// kindPermission is the kind of a permission decision: its View's "kind"
+// and its stored snapshot's; a question's is [question.Kind].
+const kindPermission = "permission"
 
 // AskQuestion opens the decision of kind question for req, an agent's
 // elicitation/create (req.Params its raw params; ACP "Elicitation",
@@ -116,7 +113,7 @@ func (b *Broker) openQuestion(ctx context.Context, id string, q *question.Questi
 		return d, nil, nil
 	}
 	title := q.Params.Message
-	snap := Snapshot{Kind: KindQuestion, SessionID: string(q.Params.SessionID), AgentKey: req.AgentKey,
+	snap := Snapshot{Kind: question.Kind, SessionID: string(q.Params.SessionID), AgentKey: req.AgentKey,
 		Request: append(json.RawMessage(nil), req.Params...), RequestSHA256: sha256Hex(req.Params),
 		ToolCall: acp.ToolCallUpdate{ToolCallID: q.Params.ToolCallID}, Title: title, Cwd: req.Cwd,
 		Warnings: hiddenWarnings(title, q.Params.URL), q: q}
@@ -131,7 +128,7 @@ func (b *Broker) openQuestion(ctx context.Context, id string, q *question.Questi
 }
 
 // isQuestion reports whether s is the snapshot of a question.
-func (s *Snapshot) isQuestion() bool { return s.Kind == KindQuestion }
+func (s *Snapshot) isQuestion() bool { return s.Kind == question.Kind }
 
 // questionResult is the agent's result for question d closed by t: the
 // validated answer, or decline when nobody could be asked or acpmux cannot
@@ -155,7 +152,7 @@ func questionResult(d *Decision, t transition) json.RawMessage {
 // ([Sessions.SessionAlive]; otherwise the question closes as stale).
 //
 // It returns the decision's view and deduped=true when a repeats the
-// answer that won. Errors: ErrNotFound; ErrInvalidAnswer wrapping the
+// answer that won. Errors: [store.ErrNotFound]; ErrInvalidAnswer wrapping the
 // [*question.FieldError] that names the refused field (the question stays
 // open and the host may try again), or for a decision that is not a
 // question; ErrConflict when the question is closed or another answer won
@@ -329,7 +326,7 @@ func questionView(v *View, s *Snapshot, ans *question.Answer) {
 		a := *ans
 		qv.Answer = &a
 	}
-	v.Kind, v.Question, v.Options = KindQuestion, &qv, []acp.PermissionOption{}
+	v.Kind, v.Question, v.Options = question.Kind, &qv, []acp.PermissionOption{}
 }
 
 // storedQuestionAnswer is the store's form of a validated answer: the

@@ -67,8 +67,12 @@ func TestQuestionFirstValidAnswerWinsAcrossHosts(t *testing.T) {
 				return err
 			}
 		}
-		answer("ide", func() error { return b.AnswerResult(d.ID(), "ide", json.RawMessage(contents["ide"])) })
-		answer("ws-1", func() error { return b.AnswerResult(d.ID(), "ws-1", json.RawMessage(contents["ws-1"])) })
+		answer("ide", func() error {
+			return b.AnswerResult(context.Background(), d.ID(), "ide", json.RawMessage(contents["ide"]))
+		})
+		answer("ws-1", func() error {
+			return b.AnswerResult(context.Background(), d.ID(), "ws-1", json.RawMessage(contents["ws-1"]))
+		})
 		answer("http", viaAPI("http"))
 		answer("stream-json", func() error {
 			// A refused try first: the field is named and the host may retry.

@@ -60,7 +60,7 @@ func TestQuestionFirstValidAnswerWins(t *testing.T) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			ideErr = b.AnswerResult(d.ID(), "ide", json.RawMessage(`{"action":"accept","content":{"count":3}}`))
+			ideErr = b.AnswerResult(context.Background(), d.ID(), "ide", json.RawMessage(`{"action":"accept","content":{"count":3}}`))
 		}()
 		go func() {
 			defer wg.Done()
@@ -94,7 +94,7 @@ func TestQuestionFirstValidAnswerWins(t *testing.T) {
 		default:
 			t.Fatalf("resolved by %q", v.ResolvedBy)
 		}
-		if v.Kind != confirm.KindQuestion || v.Question == nil || v.Question.Answer == nil || v.Question.Status != "answered" {
+		if v.Kind != question.Kind || v.Question == nil || v.Question.Answer == nil || v.Question.Status != "answered" {
 			t.Fatalf("view %+v question %+v", v, v.Question)
 		}
 		if evs := eventTypes(v); count(evs, "answered@"+v.ResolvedBy) != 1 || count(evs, "late_answer@ide")+count(evs, "late_answer@http") != 1 {
@@ -159,7 +159,7 @@ func TestQuestionInvalidHostResultAbstains(t *testing.T) {
 	ide := newHost("ide")
 	ch := askQ(b, qreq("s", "k", formParams("s")), ide)
 	d := ide.wait(t)
-	if err := b.AnswerResult(d.ID(), "ide", json.RawMessage(`{"action":"accept","content":{"count":0}}`)); !errors.Is(err, confirm.ErrInvalidAnswer) {
+	if err := b.AnswerResult(context.Background(), d.ID(), "ide", json.RawMessage(`{"action":"accept","content":{"count":0}}`)); !errors.Is(err, confirm.ErrInvalidAnswer) {
 		t.Fatalf("err %v", err)
 	}
 	jsonEq(t, await(t, ch).result, `{"action":"cancel"}`)
@@ -360,7 +360,7 @@ func TestQuestionStoredAndRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Status != store.StatusCancelled || rec.Reason != store.ReasonBridgeRestart || storedSnapshot(t, rec).Kind != confirm.KindQuestion {
+	if rec.Status != store.StatusCancelled || rec.Reason != store.ReasonBridgeRestart || storedSnapshot(t, rec).Kind != question.Kind {
 		t.Fatalf("record %s %s snapshot %s", rec.Status, rec.Reason, rec.Snapshot)
 	}
 	b2 := newBroker(t, confirm.Options{Store: s2})

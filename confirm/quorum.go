@@ -51,8 +51,8 @@ func (b *Broker) vote(ctx context.Context, d *Decision, hostID string, a Answer)
 	need := d.snap.Gate.Approval.Needed()
 	n, err := b.castVote(ctx, d, store.Vote{DecisionID: d.id, Person: person, OptionID: a.OptionID,
 		SnapshotSHA256: snapshotHash(d.snap), At: b.now().UTC()})
-	if errors.Is(err, ErrDuplicateVote) {
-		return false, b.refusePerson(ctx, d, hostID, fmt.Errorf("%w: %s already voted", ErrDuplicateVote, person))
+	if errors.Is(err, store.ErrDuplicateVote) {
+		return false, b.refusePerson(ctx, d, hostID, fmt.Errorf("%w: %s already voted", store.ErrDuplicateVote, person))
 	}
 	if err != nil {
 		return false, fmt.Errorf("record vote: %w", err)

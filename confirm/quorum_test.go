@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/gate"
+	"github.com/acpmux/acpmux/confirm/identity"
 	"github.com/acpmux/acpmux/confirm/store"
 	"github.com/acpmux/acpmux/confirm/store/sqlite"
 )
@@ -27,7 +29,7 @@ requester_may_approve = false
 `
 
 func as(name string, role store.Role) context.Context {
-	return confirm.WithPerson(context.Background(), confirm.Person{Name: name, Role: role})
+	return identity.WithPerson(context.Background(), identity.Person{Name: name, Role: role})
 }
 
 func approver(name string) context.Context { return as(name, store.RoleApprover) }
@@ -63,7 +65,7 @@ func TestQuorumNeedsTwoDistinctApprovers(t *testing.T) {
 		ctx  context.Context
 		want error
 	}{
-		{approver("alice"), confirm.ErrDuplicateVote},
+		{approver("alice"), store.ErrDuplicateVote},
 		{approver("dave"), confirm.ErrForbidden},
 		{as("carol", store.RoleObserver), confirm.ErrForbidden},
 		{context.Background(), confirm.ErrForbidden},
@@ -240,7 +242,7 @@ func TestQuorumStaleSnapshotVoidsVotes(t *testing.T) {
 		if _, err := answerAs(approver("alice"), b, d, "allow-once"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := b.SetMode("s", confirm.ModePlan, "test"); err != nil {
+		if _, err := b.SetMode("s", gate.ModePlan, "test"); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := answerAs(approver("bob"), b, d, "allow-once"); !errors.Is(err, confirm.ErrConflict) {
@@ -292,7 +294,7 @@ func TestHostWithoutPersonCannotAnswerApproverRule(t *testing.T) {
 	ide := newHost("ide")
 	ch := ask(b, req("s", "1"), ide)
 	d := ide.wait(t)
-	if err := b.AnswerResult(d.ID(), "ide", json.RawMessage(selected("allow-once"))); !errors.Is(err, confirm.ErrForbidden) {
+	if err := b.AnswerResult(context.Background(), d.ID(), "ide", json.RawMessage(selected("allow-once"))); !errors.Is(err, confirm.ErrForbidden) {
 		t.Fatalf("answer without a person: %v, want ErrForbidden", err)
 	}
 	jsonEq(t, await(t, ch).result, selected("reject-once"))

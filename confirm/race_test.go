@@ -57,7 +57,7 @@ func raceOnce(t *testing.T, b *confirm.Broker, i int) string {
 	})
 	wg.Go(func() {
 		<-start
-		ideErr = b.AnswerResult(d.ID(), "ide", json.RawMessage(selected("reject-once")))
+		ideErr = b.AnswerResult(context.Background(), d.ID(), "ide", json.RawMessage(selected("reject-once")))
 	})
 	close(start)
 	wg.Wait()

@@ -5,9 +5,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/acpmux/acpmux/confirm/gate"
 	"strings"
 	"time"
+
+	"github.com/acpmux/acpmux/confirm/gate"
+	"github.com/acpmux/acpmux/confirm/hidden"
 
 	"github.com/acpmux/acpmux/acp"
 )
@@ -32,14 +34,14 @@ type Request struct {
 	ModeRevision uint64
 	// Timeout is how long the decision stays open: 0 means
 	// Options.DefaultTimeout; a value below 0 or above MaxTimeout is an error
-	// wrapping ErrInvalidTimeout (never clamped).
+	// ([CheckTimeout]; never clamped).
 	Timeout time.Duration
 	// AllowFreeText lets an answer carry free text (Answer.Text). ACP v1
 	// permission requests have no such field, so the bridge sets it only for
 	// hosts that collect feedback (see docs/decisions.md).
 	AllowFreeText bool
 	// Producer is the id of the host that owns the session, recorded in
-	// the audit row (PlanItem.Producer).
+	// the audit row ([gate.PlanItem].Producer).
 	Producer string
 	// Requester is the person (docs/tokens.md) whose session/prompt
 	// started the current prompt turn, "" when unknown; a rule with
@@ -73,11 +75,11 @@ const (
 )
 
 // CheckTimeout reports whether t is a valid decision timeout: 0 (meaning the
-// default) up to MaxTimeout inclusive. The error wraps ErrInvalidTimeout. It
+// default) up to MaxTimeout inclusive; the error names t and the bounds. It
 // validates the --decision-timeout flag as well as Request.Timeout.
 func CheckTimeout(t time.Duration) error {
 	if t < 0 || t > MaxTimeout {
-		return fmt.Errorf("%w: %v is outside 0..%v", ErrInvalidTimeout, t, MaxTimeout)
+		return fmt.Errorf("%w: %v is outside 0..%v", errInvalidTimeout, t, MaxTimeout)
 	}
 	return nil
 }
@@ -251,21 +253,21 @@ func classify(fn func(string) Classification, command string) (c *Classification
 }
 
 // displayedText is the canonical text of what a decision asks, one item per
-// line, with every HiddenRune written as an escape (Visible). Its
+// line, with every hidden character written as an escape ([hidden.Escape]). Its
 // SHA-256 is Snapshot.DisplayedTextSHA256, so every host can prove it showed
 // the same thing.
 func displayedText(s *Snapshot) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "title: %s\n", Visible(s.Title))
+	fmt.Fprintf(&b, "title: %s\n", hidden.Escape(s.Title))
 	if s.Command != "" {
-		fmt.Fprintf(&b, "command: %s\n", Visible(s.Command))
+		fmt.Fprintf(&b, "command: %s\n", hidden.Escape(s.Command))
 	}
-	fmt.Fprintf(&b, "cwd: %s\n", Visible(s.Cwd))
+	fmt.Fprintf(&b, "cwd: %s\n", hidden.Escape(s.Cwd))
 	for _, w := range s.Warnings {
-		fmt.Fprintf(&b, "warning: %s\n", Visible(w))
+		fmt.Fprintf(&b, "warning: %s\n", hidden.Escape(w))
 	}
 	for _, o := range s.Options {
-		fmt.Fprintf(&b, "option: %s [%s] %s\n", Visible(o.OptionID), Visible(string(o.Kind)), Visible(o.Name))
+		fmt.Fprintf(&b, "option: %s [%s] %s\n", hidden.Escape(o.OptionID), hidden.Escape(string(o.Kind)), hidden.Escape(o.Name))
 	}
 	return b.String()
 }

@@ -3,54 +3,30 @@ package confirm
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+
 	"github.com/acpmux/acpmux/confirm/policy"
 	"github.com/acpmux/acpmux/confirm/store"
 
 	"github.com/acpmux/acpmux/acp"
 )
 
-// Scope is how long an answer's verdict applies beyond the one decision
-// (docs/policy.md). The HTTP API takes it in the answer's "scope" member,
-// an ACP host in the result's _meta.acpmux.scope; "" means [ScopeOnce].
-type Scope string
-
-// The scopes of an answer.
-const (
-	ScopeOnce    Scope = "ONCE"    // this decision only (the default)
-	ScopeSession Scope = "SESSION" // the same (agent, tool kind, command or title) for the rest of the session, in memory
-	ScopeAlways  Scope = "ALWAYS"  // a rule in the store, effective from the next evaluation, in every later session
-)
-
-// Errors of a scoped answer. Both are returned wrapped together with
-// ErrInvalidAnswer, so the decision stays open (HTTP 400) and an ACP host
-// that sent one abstains.
-var (
-	// ErrScopeRefused: SESSION or ALWAYS for an exact one-off prompt (plan
-	// mode), whose approval is never persistent; or an unknown scope.
-	ErrScopeRefused = errors.New("scope refused")
-	// ErrAlwaysUnavailable: ALWAYS without a durable store (no store, or
-	// --state :memory:). Never silently downgraded to SESSION or ONCE.
-	ErrAlwaysUnavailable = errors.New("scope ALWAYS needs a durable store (not --state :memory:)")
-)
-
 // checkScope validates a.Scope for d. It must not take d.mu (the caller
 // holds it).
 func (b *Broker) checkScope(d *Decision, a Answer) error {
 	switch a.Scope {
-	case "", ScopeOnce:
+	case "", policy.ScopeOnce:
 		return nil
-	case ScopeSession, ScopeAlways:
+	case policy.ScopeSession, policy.ScopeAlways:
 	default:
-		return fmt.Errorf("%w: %w: unknown scope %q (want ONCE, SESSION or ALWAYS)", ErrInvalidAnswer, ErrScopeRefused, a.Scope)
+		return fmt.Errorf("%w: %w: unknown scope %q (want ONCE, SESSION or ALWAYS)", ErrInvalidAnswer, policy.ErrScopeRefused, a.Scope)
 	}
 	if d.OneOff() {
-		return fmt.Errorf("%w: %w: an exact one-off plan-mode approval cannot be %s", ErrInvalidAnswer, ErrScopeRefused, a.Scope)
+		return fmt.Errorf("%w: %w: an exact one-off plan-mode approval cannot be %s", ErrInvalidAnswer, policy.ErrScopeRefused, a.Scope)
 	}
-	if a.Scope == ScopeAlways {
+	if a.Scope == policy.ScopeAlways {
 		if b.store == nil || !b.store.Durable() {
-			return fmt.Errorf("%w: %w", ErrInvalidAnswer, ErrAlwaysUnavailable)
+			return fmt.Errorf("%w: %w", ErrInvalidAnswer, policy.ErrAlwaysUnavailable)
 		}
 	}
 	return nil
@@ -58,7 +34,7 @@ func (b *Broker) checkScope(d *Decision, a Answer) error {
 
 // scopeOf reads _meta.acpmux.scope from an ACP host's result (the result's
 // own _meta, else the outcome's); "" when absent.
-func scopeOf(result json.RawMessage) (Scope, error) {
+func scopeOf(result json.RawMessage) (policy.Scope, error) {
 	for _, obj := range [][]byte{result, acp.MemberBytes(result, "outcome")} {
 		raw := acp.MemberBytes(acp.MemberBytes(acp.MemberBytes(obj, "_meta"), "acpmux"), "scope")
 		if raw == nil {
@@ -68,7 +44,7 @@ func scopeOf(result json.RawMessage) (Scope, error) {
 		if json.Unmarshal(raw, &s) != nil {
 			return "", fmt.Errorf("%w: _meta.acpmux.scope must be a string", ErrInvalidAnswer)
 		}
-		return Scope(s), nil
+		return policy.Scope(s), nil
 	}
 	return "", nil
 }
@@ -89,7 +65,7 @@ func rememberKey(it policy.Item) string {
 // remember applies the scope of the winning answer of d: SESSION in
 // memory, ALWAYS in the store and then in memory.
 func (b *Broker) remember(d *Decision, a *Answer, by string) {
-	if a == nil || (a.Scope != ScopeSession && a.Scope != ScopeAlways) || d.snap.Gate == nil {
+	if a == nil || (a.Scope != policy.ScopeSession && a.Scope != policy.ScopeAlways) || d.snap.Gate == nil {
 		return
 	}
 	verdict := policy.DecisionDeny
@@ -99,7 +75,7 @@ func (b *Broker) remember(d *Decision, a *Answer, by string) {
 		}
 	}
 	key := d.snap.Gate.Key
-	if a.Scope == ScopeSession {
+	if a.Scope == policy.ScopeSession {
 		b.g.mu.Lock()
 		b.gateSessionLocked(d.snap.SessionID).remember[key] = verdict
 		b.g.mu.Unlock()

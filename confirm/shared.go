@@ -29,13 +29,13 @@ type BridgeRef struct {
 
 // Defaults of [SharedOptions] (docs/inbox.md, "A bridge that dies").
 const (
-	DefaultHeartbeat = 2 * time.Second
-	DefaultLease     = 10 * time.Second
-	// RemoteSettleWait bounds how long an answer to another bridge's
+	defaultHeartbeat = 2 * time.Second
+	defaultLease     = 10 * time.Second
+	// remoteSettleWait bounds how long an answer to another bridge's
 	// decision waits, after winning the claim, for the owning bridge to
 	// deliver it to its agent (or refuse it as stale) before the answer's
 	// view is returned as it is.
-	RemoteSettleWait = 2 * time.Second
+	remoteSettleWait = 2 * time.Second
 )
 
 // SharedOptions configure [Broker.RunShared].
@@ -44,10 +44,10 @@ type SharedOptions struct {
 	// Options.BridgeID. An empty ID (acpmux inbox) registers nothing.
 	Bridge store.Bridge
 	// Heartbeat is how often the bridge heartbeats and sweeps for lost
-	// owners; 0 means DefaultHeartbeat (2s).
+	// owners; 0 means 2s.
 	Heartbeat time.Duration
 	// Lease is how long after its last heartbeat a bridge's open decisions
-	// are marked owner_lost; 0 means DefaultLease (10s).
+	// are marked owner_lost; 0 means 10s.
 	Lease time.Duration
 }
 
@@ -115,10 +115,10 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 		return errors.New("run shared: the store cannot be shared")
 	}
 	if opts.Heartbeat <= 0 {
-		opts.Heartbeat = DefaultHeartbeat
+		opts.Heartbeat = defaultHeartbeat
 	}
 	if opts.Lease <= 0 {
-		opts.Lease = DefaultLease
+		opts.Lease = defaultLease
 	}
 	b.shared.lease.Store(int64(opts.Lease))
 	if opts.Bridge.ID != "" {
@@ -357,7 +357,7 @@ func (b *Broker) settleAnswer(d *Decision, rec store.Record) (transition, string
 // checked against the stored offer (exactly an offered optionId, free text
 // only where allowed, scope ONCE), the claim is taken in the store (one
 // answer wins across processes and machines), and then the owning bridge's
-// verdict is awaited for up to RemoteSettleWait.
+// verdict is awaited for up to remoteSettleWait.
 func (b *Broker) answerRemote(ctx context.Context, rec store.Record, v View, hostID string, a Answer) (View, bool, error) {
 	b.tagView(ctx, &v, rec.BridgeID)
 	by := hostID + "@" + b.opts.BridgeID
@@ -406,11 +406,11 @@ func (b *Broker) answerRemote(ctx context.Context, rec store.Record, v View, hos
 }
 
 // awaitSettled returns the view of stored decision id once its owner
-// delivered or refused it, or after RemoteSettleWait (at once for a lost
+// delivered or refused it, or after remoteSettleWait (at once for a lost
 // claim). It reads the row again at each store change RunShared sees, and
 // every 50ms without one.
 func (b *Broker) awaitSettled(ctx context.Context, id string, wait bool) (View, error) {
-	deadline := time.NewTimer(RemoteSettleWait)
+	deadline := time.NewTimer(remoteSettleWait)
 	defer deadline.Stop()
 	for {
 		changed := b.shared.changes(id)
@@ -471,7 +471,7 @@ func (b *Broker) bridgeRef(ctx context.Context, id string) *BridgeRef {
 	}
 	lease := time.Duration(c.lease.Load())
 	if lease <= 0 {
-		lease = DefaultLease
+		lease = defaultLease
 	}
 	live := br.ID == b.opts.BridgeID || time.Since(br.Heartbeat) < lease
 	return &BridgeRef{ID: br.ID, Name: br.Name, Host: br.Host, Agent: agent, Cwd: br.Cwd, Live: live}
@@ -632,7 +632,7 @@ func (b *Broker) DecisionsOf(ctx context.Context, bridgeID, sessionID string) ([
 
 // DecisionOf returns decision decisionID of session sessionID, of any
 // bridge of the store (with its Bridge), and the id of its bridge. The
-// error wraps ErrNotFound when there is none in that session.
+// error wraps [store.ErrNotFound] when there is none in that session.
 func (b *Broker) DecisionOf(ctx context.Context, sessionID, decisionID string) (View, string, error) {
 	b.mu.Lock()
 	d := b.byID[decisionID]
@@ -643,14 +643,14 @@ func (b *Broker) DecisionOf(ctx context.Context, sessionID, decisionID string) (
 		return v, b.opts.BridgeID, nil
 	}
 	if b.store == nil {
-		return View{}, "", ErrNotFound
+		return View{}, "", store.ErrNotFound
 	}
 	r, err := b.store.Get(ctx, decisionID)
 	if err != nil {
 		return View{}, "", err
 	}
 	if r.SessionID != sessionID {
-		return View{}, "", ErrNotFound
+		return View{}, "", store.ErrNotFound
 	}
 	v, err := viewOfRecord(r)
 	b.tagView(ctx, &v, r.BridgeID)

@@ -71,7 +71,7 @@ func TestStorePersistsDecision(t *testing.T) {
 	if _, _, err := b2.Answer(context.Background(), "s", d.ID(), "http", confirm.Answer{OptionID: "reject-once"}); !errors.Is(err, confirm.ErrConflict) {
 		t.Fatalf("other answer after restart: %v", err)
 	}
-	if _, err := b2.Decision(context.Background(), "other", d.ID()); !errors.Is(err, confirm.ErrNotFound) {
+	if _, err := b2.Decision(context.Background(), "other", d.ID()); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("wrong session: %v", err)
 	}
 	vs, err := b2.Decisions(context.Background(), "s")

@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/acpmux/acpmux/confirm/question"
-	"github.com/acpmux/acpmux/confirm/store"
 	"sort"
 	"time"
+
+	"github.com/acpmux/acpmux/confirm/question"
+	"github.com/acpmux/acpmux/confirm/store"
 
 	"github.com/acpmux/acpmux/acp"
 )
@@ -85,7 +86,7 @@ func viewOf(id string, s Snapshot, created, deadline time.Time) View {
 	if s.Warnings == nil {
 		s.Warnings = []string{}
 	}
-	return View{ID: id, Kind: KindPermission, SessionID: s.SessionID, Title: s.Title, ToolCall: s.ToolCall, Command: s.Command,
+	return View{ID: id, Kind: kindPermission, SessionID: s.SessionID, Title: s.Title, ToolCall: s.ToolCall, Command: s.Command,
 		Classification: s.Classification, Warnings: s.Warnings, Options: s.Options, AllowFreeText: s.AllowFreeText,
 		CreatedAt: created, Deadline: deadline, Cwd: s.Cwd, ModeRevision: s.ModeRevision,
 		RequestSHA256: s.RequestSHA256, DisplayedText: s.DisplayedText, DisplayedTextSHA256: s.DisplayedTextSHA256,
@@ -222,7 +223,7 @@ func (b *Broker) Decisions(ctx context.Context, sessionID string) ([]View, error
 }
 
 // Decision returns decision decisionID of session sessionID with its
-// journal, from memory or else from the store. The error wraps ErrNotFound
+// journal, from memory or else from the store. The error wraps [store.ErrNotFound]
 // when there is no such decision in that session.
 func (b *Broker) Decision(ctx context.Context, sessionID, decisionID string) (View, error) {
 	b.mu.Lock()
@@ -232,14 +233,14 @@ func (b *Broker) Decision(ctx context.Context, sessionID, decisionID string) (Vi
 		return d.View(), nil
 	}
 	if b.store == nil {
-		return View{}, ErrNotFound
+		return View{}, store.ErrNotFound
 	}
 	r, err := b.store.Get(ctx, decisionID)
 	if err != nil {
 		return View{}, err
 	}
 	if r.SessionID != sessionID {
-		return View{}, ErrNotFound
+		return View{}, store.ErrNotFound
 	}
 	return viewOfRecord(r)
 }

@@ -1,6 +1,7 @@
 package confirm_test
 
 import (
+	"context"
 	"encoding/json"
 	"sync"
 	"testing"
@@ -22,7 +23,7 @@ type quickHost struct {
 func (h *quickHost) HostID() string { return "quick" }
 
 func (h *quickHost) Present(d *confirm.Decision) error {
-	return h.b.AnswerResult(d.ID(), "quick", json.RawMessage(selected("allow-once")))
+	return h.b.AnswerResult(context.Background(), d.ID(), "quick", json.RawMessage(selected("allow-once")))
 }
 
 func (h *quickHost) Withdraw(*confirm.Decision, confirm.Resolution) {

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/identity"
 	"github.com/acpmux/acpmux/confirm/store"
 )
 
@@ -128,7 +128,7 @@ type streamLimits struct {
 // acquire counts a new stream of r's person, or returns why it is refused.
 func (s *streamLimits) acquire(r *http.Request) (release func(), refused string) {
 	name := LegacyPerson
-	if p, ok := confirm.PersonFrom(r.Context()); ok {
+	if p, ok := identity.PersonFrom(r.Context()); ok {
 		name = p.Name
 	}
 	s.mu.Lock()

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/identity"
 	"github.com/acpmux/acpmux/confirm/store"
 )
 
@@ -49,7 +49,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	markAuthenticated(r)
-	r = r.WithContext(confirm.WithPerson(r.Context(), p))
+	r = r.WithContext(identity.WithPerson(r.Context(), p))
 	if hasBody(r) && !isJSON(r.Header.Values("Content-Type")) {
 		refuse(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "the body must be application/json")
 		return

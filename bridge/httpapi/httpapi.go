@@ -10,6 +10,8 @@ import (
 
 	"github.com/acpmux/acpmux/acp"
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/identity"
+	"github.com/acpmux/acpmux/confirm/policy"
 	"github.com/acpmux/acpmux/confirm/question"
 	"github.com/acpmux/acpmux/confirm/store"
 )
@@ -126,13 +128,13 @@ type Capabilities struct {
 	// through this API.
 	BridgeID string `json:"bridgeId,omitempty"`
 	// Person is who the request's token authenticates (docs/tokens.md).
-	Person *confirm.Person `json:"person,omitempty"`
+	Person *identity.Person `json:"person,omitempty"`
 }
 
 func (s *server) capabilities(w http.ResponseWriter, r *http.Request) {
 	caps := Capabilities{Decisions: s.b != nil, Version: s.opts.Version,
 		MaxBodyBytes: s.opts.MaxBodyBytes, HostID: s.opts.HostID, BridgeID: s.bridgeID()}
-	if p, ok := confirm.PersonFrom(r.Context()); ok {
+	if p, ok := identity.PersonFrom(r.Context()); ok {
 		caps.Person = &p
 	}
 	writeJSON(w, http.StatusOK, caps)
@@ -293,7 +295,7 @@ func decodeAnswer(data []byte) (confirm.Answer, error) {
 		if err != nil {
 			return a, errors.New(acp.AsError(err).Message)
 		}
-		a.Scope = confirm.Scope(scope)
+		a.Scope = policy.Scope(scope)
 	}
 	return a, nil
 }
@@ -349,11 +351,11 @@ func (s *server) failWith(w http.ResponseWriter, r *http.Request, err error, v c
 	status := http.StatusInternalServerError
 	body.Error.Code, body.Error.Message = "internal", err.Error()
 	switch {
-	case errors.Is(err, confirm.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound):
 		status, body.Error.Code = http.StatusNotFound, "not_found"
 	case errors.Is(err, confirm.ErrForbidden):
 		status, body.Error.Code = http.StatusForbidden, "forbidden"
-	case errors.Is(err, confirm.ErrDuplicateVote):
+	case errors.Is(err, store.ErrDuplicateVote):
 		status, body.Error.Code = http.StatusConflict, "duplicate_vote"
 	case errors.Is(err, confirm.ErrStale):
 		status, body.Error.Code = http.StatusConflict, "stale"

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/identity"
 	"github.com/acpmux/acpmux/confirm/store"
 )
 
@@ -59,36 +59,36 @@ func presentedToken(r *http.Request) (tok string, ok bool) {
 // person returns who tok authenticates: the --token-file token (compared
 // in constant time) is LegacyPerson, an admin; any other is looked up by
 // its SHA-256 in Options.People and must be neither revoked nor expired.
-func (g *guard) person(ctx context.Context, tok string) (confirm.Person, *refusal) {
+func (g *guard) person(ctx context.Context, tok string) (identity.Person, *refusal) {
 	if tok == "" {
-		return confirm.Person{}, refuseMissing
+		return identity.Person{}, refuseMissing
 	}
 	sum := sha256.Sum256([]byte(tok))
 	if !g.noToken && subtle.ConstantTimeCompare(sum[:], g.tokenSum[:]) == 1 {
-		return confirm.Person{Name: LegacyPerson, Role: store.RoleAdmin}, nil
+		return identity.Person{Name: LegacyPerson, Role: store.RoleAdmin}, nil
 	}
 	if g.people == nil {
-		return confirm.Person{}, refuseMissing
+		return identity.Person{}, refuseMissing
 	}
 	t, err := g.people.TokenBySHA256(ctx, store.TokenSHA256(tok))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return confirm.Person{}, refuseUnknown
+		return identity.Person{}, refuseUnknown
 	case err != nil:
-		return confirm.Person{}, refuseStore
+		return identity.Person{}, refuseStore
 	case !t.RevokedAt.IsZero():
-		return confirm.Person{}, refuseRevoked
+		return identity.Person{}, refuseRevoked
 	case !t.Active(time.Now()):
-		return confirm.Person{}, refuseExpired
+		return identity.Person{}, refuseExpired
 	}
-	return confirm.Person{Name: t.Name, Role: t.Role}, nil
+	return identity.Person{Name: t.Name, Role: t.Role}, nil
 }
 
 // authenticate returns the person of r's token, or why there is none.
-func (g *guard) authenticate(r *http.Request) (confirm.Person, *refusal) {
+func (g *guard) authenticate(r *http.Request) (identity.Person, *refusal) {
 	tok, ok := presentedToken(r)
 	if !ok {
-		return confirm.Person{}, refuseMissing
+		return identity.Person{}, refuseMissing
 	}
 	return g.person(r.Context(), tok)
 }
@@ -98,7 +98,7 @@ func (g *guard) authenticate(r *http.Request) (confirm.Person, *refusal) {
 // that only drive the agent.
 func RequirePrompt(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if p, ok := confirm.PersonFrom(r.Context()); !ok || !p.Role.MayPrompt() {
+		if p, ok := identity.PersonFrom(r.Context()); !ok || !p.Role.MayPrompt() {
 			writeError(w, http.StatusForbidden, "forbidden_role", "this token's role may not prompt the agent")
 			return
 		}

@@ -5,11 +5,12 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/gate"
+	"github.com/acpmux/acpmux/confirm/policy"
 )
 
 // planItems serves GET /v1/sessions/{sessionId}/plan-items[?limit=N]:
-// 200 {"planItems": [confirm.PlanItem…]}, oldest first, at most N (default
+// 200 {"planItems": [gate.PlanItem…]}, oldest first, at most N (default
 // and maximum 1000); 400 invalid_limit; 404 when the session is unknown and
 // has no rows (docs/policy.md, "Audit").
 func (s *server) planItems(w http.ResponseWriter, r *http.Request) {
@@ -36,7 +37,7 @@ func (s *server) planItems(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if items == nil {
-		items = []confirm.PlanItem{}
+		items = []gate.PlanItem{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"planItems": items})
 }
@@ -47,9 +48,9 @@ func (s *server) planItems(w http.ResponseWriter, r *http.Request) {
 // unknown scope).
 func scopeError(err error) string {
 	switch {
-	case errors.Is(err, confirm.ErrAlwaysUnavailable):
+	case errors.Is(err, policy.ErrAlwaysUnavailable):
 		return "always_unavailable"
-	case errors.Is(err, confirm.ErrScopeRefused):
+	case errors.Is(err, policy.ErrScopeRefused):
 		return "scope_refused"
 	}
 	return ""

@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/gate"
 	"github.com/acpmux/acpmux/confirm/store/postgres"
 	"github.com/acpmux/acpmux/confirm/store/sqlite"
 )
@@ -76,7 +76,12 @@ func auditMain(args []string, s stdio) int {
 		return 1
 	}
 	defer st.Close()
-	items, err := confirm.StoredPlanItems(context.Background(), st, session, limit)
+	rows, err := st.PlanItems(context.Background(), session, limit)
+	if err != nil {
+		fmt.Fprintln(s.err, "acpmux audit:", err)
+		return 1
+	}
+	items, err := gate.DecodePlanItems(rows)
 	if err != nil {
 		fmt.Fprintln(s.err, "acpmux audit:", err)
 		return 1
@@ -93,7 +98,7 @@ func auditMain(args []string, s stdio) int {
 
 // printItems prints one line per plan item, with text from the agent
 // through safe (quoted when it holds a hidden character).
-func printItems(s stdio, items []confirm.PlanItem) {
+func printItems(s stdio, items []gate.PlanItem) {
 	tw := tabwriter.NewWriter(s.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DECIDED\tSESSION\tKIND\tMODE\tROUTE\tDECISION\tDECIDED BY\tCLASS\tWHAT")
 	for _, it := range items {

@@ -16,6 +16,9 @@ import (
 
 	"github.com/acpmux/acpmux/bridge/httpapi"
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/hidden"
+	"github.com/acpmux/acpmux/confirm/policy"
+	"github.com/acpmux/acpmux/confirm/question"
 	"github.com/acpmux/acpmux/confirm/store"
 )
 
@@ -373,7 +376,7 @@ func (c *apiClient) show(w io.Writer, f decisionsFlags, id string) error {
 	if f.asJSON {
 		return writeIndented(w, raw)
 	}
-	if v.Kind == confirm.KindQuestion {
+	if v.Kind == question.Kind {
 		var q questionJSON
 		if err := json.Unmarshal(raw, &q); err != nil {
 			return fmt.Errorf("decode question: %w", err)
@@ -391,7 +394,7 @@ func (c *apiClient) answer(w io.Writer, f decisionsFlags, id string) error {
 	}
 	var resp httpapi.AnswerResponse
 	var raw json.RawMessage
-	body := confirm.Answer{OptionID: f.option, Text: f.text, Scope: confirm.Scope(strings.ToUpper(f.scope))}
+	body := confirm.Answer{OptionID: f.option, Text: f.text, Scope: policy.Scope(strings.ToUpper(f.scope))}
 	if err := c.do("POST", decisionPath(f, id), body, &resp, &raw); err != nil {
 		return err
 	}
@@ -461,17 +464,17 @@ func printDecision(w io.Writer, v confirm.View) {
 }
 
 // safe returns s as it is, or, when it holds a hidden character
-// (confirm.HiddenRune: controls, format, bidi and zero-width characters,
+// (hidden.Rune: controls, format, bidi and zero-width characters,
 // unusual spaces, variation selectors, ...), s in double quotes with
 // backslash and quote escaped and every hidden character written as
-// \uXXXX or \UXXXXXXXX (confirm.Visible). Every command prints text
+// \uXXXX or \UXXXXXXXX (hidden.Escape). Every command prints text
 // from the agent through it, so nothing can hide part of itself on a
 // terminal.
 func safe(s string) string {
-	if !strings.ContainsFunc(s, confirm.HiddenRune) {
+	if !strings.ContainsFunc(s, hidden.Rune) {
 		return s
 	}
-	return `"` + confirm.Visible(quoteEscaper.Replace(s)) + `"`
+	return `"` + hidden.Escape(quoteEscaper.Replace(s)) + `"`
 }
 
 var quoteEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/acpmux/acpmux/bridge/httpapi"
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/policy"
 	"github.com/acpmux/acpmux/confirm/store"
 )
 
@@ -22,8 +23,8 @@ func (f *decisionsFlags) checkScope(sub string) string {
 	if sub != "answer" || f.action != "" {
 		return "--scope is for answering a permission request (answer --option)"
 	}
-	switch confirm.Scope(strings.ToUpper(f.scope)) {
-	case confirm.ScopeOnce, confirm.ScopeSession, confirm.ScopeAlways:
+	switch policy.Scope(strings.ToUpper(f.scope)) {
+	case policy.ScopeOnce, policy.ScopeSession, policy.ScopeAlways:
 		return ""
 	}
 	return fmt.Sprintf("--scope %q: want ONCE, SESSION or ALWAYS", f.scope)

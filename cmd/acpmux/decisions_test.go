@@ -189,7 +189,7 @@ func TestDecisionsCLIErrors(t *testing.T) {
 }
 
 // TestSafeEscapesHiddenCharacters: the CLI prints agent text with every
-// hidden character escaped inside quotes (confirm.HiddenRune), including
+// hidden character escaped inside quotes (hidden.Rune), including
 // the ones unicode.IsPrint lets through (variation selectors, Hangul
 // fillers) and those a hand list missed; plain text is printed as it is.
 func TestSafeEscapesHiddenCharacters(t *testing.T) {

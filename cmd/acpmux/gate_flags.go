@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/gate"
 	"github.com/acpmux/acpmux/confirm/policy"
 )
 
@@ -39,7 +40,7 @@ func (f *gateFlags) register(fs *flag.FlagSet) {
 
 // gateConfig is the validated gate configuration of one relay.
 type gateConfig struct {
-	mode       confirm.Mode
+	mode       gate.Mode
 	lock       bool
 	policyPath string
 	policy     *policy.Policy
@@ -52,7 +53,7 @@ type gateConfig struct {
 // load validates the flags and reads the policy file: a malformed file is
 // an error at start.
 func (f *gateFlags) load(argv []string) (*gateConfig, error) {
-	m, err := confirm.ParseMode(f.mode)
+	m, err := gate.ParseMode(f.mode)
 	if err != nil {
 		return nil, fmt.Errorf("--mode: %w", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/acpmux/acpmux/acp"
 	"github.com/acpmux/acpmux/bridge"
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/gate"
 	"github.com/acpmux/acpmux/streamjson"
 )
 
@@ -371,7 +372,7 @@ func (t *translator) notification(line []byte, env acp.Envelope) {
 		reqID := t.byHost[key]
 		t.pmu.Unlock()
 		t.withdraw(reqID)
-	case confirm.MethodPermissionResolved:
+	case bridge.MethodPermissionResolved:
 		t.withdraw(acp.MemberString(params, "decisionId"))
 	case bridge.MethodTurnCancelled:
 		t.log.Info("stream-json: acpmux cancelled the prompt turn", "reason", acp.MemberString(params, "reason"))
@@ -839,15 +840,15 @@ func (t *translator) controlAnswer(reqID string) func(result, errObj []byte) {
 // offers a mode of that id, the agent's mode too; another mode the agent
 // offers is selected with session/set_mode; anything else is an error.
 func (t *translator) setPermissionMode(reqID, mode string) {
-	gate := ""
+	gm := ""
 	switch {
 	case strings.EqualFold(mode, "plan"):
-		gate = string(confirm.ModePlan)
+		gm = string(gate.ModePlan)
 	case mode == "default":
-		gate = string(confirm.ModeDefault)
+		gm = string(gate.ModeDefault)
 	}
-	if gate != "" {
-		if _, err := t.broker.SetMode(t.sid, confirm.Mode(gate), "stream-json host set_permission_mode "+mode); err != nil {
+	if gm != "" {
+		if _, err := t.broker.SetMode(t.sid, gate.Mode(gm), "stream-json host set_permission_mode "+mode); err != nil {
 			t.emit(streamjson.ErrorResponse(reqID, "set_permission_mode "+mode+": "+err.Error()))
 			return
 		}

@@ -14,7 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/acpmux/acpmux/acp/acptest"
-	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/hidden"
 	"github.com/acpmux/acpmux/internal/optional"
 	"github.com/acpmux/acpmux/internal/waitfile"
 )
@@ -65,7 +65,7 @@ waiteof
 // click on an offered option reaches the agent (the screenshots of
 // docs/web.md). Then a hostile request: its hidden characters are escaped
 // and named in a warning, its title runs no script, and the page escapes
-// the same set of characters as confirm.HiddenRune.
+// the same set of characters as hidden.Rune.
 func TestWebPageInBrowser(t *testing.T) {
 	chrome := browser(t)
 	agentLog := filepath.Join(t.TempDir(), "agent.ndjson")
@@ -177,7 +177,7 @@ const pageHiddenRanges = `(() => {
 })()`
 
 // checkPageHiddenSet compares the page's hidden characters (ranges as
-// pageHiddenRanges prints them) with confirm.HiddenRune, which the page
+// pageHiddenRanges prints them) with hidden.Rune, which the page
 // must agree with but for tab and line feed (layout on the page). A code
 // point Go's Unicode tables do not assign yet may differ (the browser's
 // Unicode can be newer).
@@ -198,14 +198,14 @@ func checkPageHiddenSet(t *testing.T, ranges string) {
 		if r >= 0xd800 && r <= 0xdfff {
 			continue
 		}
-		want := confirm.HiddenRune(r) && r != '\t' && r != '\n'
+		want := hidden.Rune(r) && r != '\t' && r != '\n'
 		if page[r] == want || !assignedInGo(r) {
 			continue
 		}
 		diff = append(diff, fmt.Sprintf("U+%04X page %v Go %v", r, page[r], want))
 	}
 	if len(diff) > 0 {
-		t.Errorf("the page and confirm.HiddenRune disagree on %d code points: %v", len(diff), diff[:min(len(diff), 20)])
+		t.Errorf("the page and hidden.Rune disagree on %d code points: %v", len(diff), diff[:min(len(diff), 20)])
 	}
 	for _, r := range []rune{0x1680, 0x110bd, 0x1bca0, 0x1bca3, 0x202e, 0xe0041} {
 		if !page[r] {

@@ -3,7 +3,7 @@ package gate
 import "github.com/acpmux/acpmux/confirm/policy"
 
 // Route is a way a permission request can take through the gate
-// ([GateInfo].Route; docs/plan-mode.md).
+// ([Info].Route; docs/plan-mode.md).
 type Route string
 
 // Routes of the gate.

@@ -13,7 +13,7 @@ let nextId = 1;
 let me = null;                // the person of this page's token: {name, role} (GET /v1/capabilities)
 
 // Characters a command or title could use to hide what it does, by Unicode
-// property, the same set as confirm.HiddenRune in Go: controls, format
+// property, the same set as hidden.Rune (confirm/hidden) in Go: controls, format
 // characters (zero-width, bidi, tags, ...), every space but U+0020 and every
 // separator, bidi and join controls, variation selectors, default-ignorable
 // code points, noncharacters and U+2800 BRAILLE PATTERN BLANK. Tab and line
