@@ -94,3 +94,21 @@ func TestDecisionsAnswerQuestionWithContent(t *testing.T) {
 		t.Fatalf("agent got %s", got)
 	}
 }
+
+// TestDecisionsRefusalIsOneSentence: a refused answer prints one sentence,
+// the server's message with its code and status after it, and a --field
+// the CLI itself refuses names the field: never the inner "invalid answer",
+// "jsonrpc2 error -32602" or "invalid params" prefixes.
+func TestDecisionsRefusalIsOneSentence(t *testing.T) {
+	base, tf, id, _ := questionServer(t)
+	conn := []string{"--url", base, "--token-file", tf, "--session", "sess_1"}
+	for _, tc := range []struct{ field, want string }{
+		{"count=11", "acpmux decisions: content.count: must be at most 10 (invalid_answer, HTTP 400)\n"},
+		{"nope=1", "acpmux decisions: content.nope: is not a property of the requested schema\n"},
+	} {
+		code, _, errs := runDecisions(append([]string{"answer", id, "--action", "accept", "--field", tc.field}, conn...)...)
+		if code != 1 || errs != tc.want {
+			t.Errorf("--field %s: exit %d, stderr %q, want 1 and %q", tc.field, code, errs, tc.want)
+		}
+	}
+}
