@@ -134,6 +134,7 @@ func (l *limitListener) untrackLocked(c *limitConn) {
 		l.unauth = remove(l.unauth, c)
 	}
 	if c.idle.Load() {
+		c.idle.Store(false)
 		l.idle = remove(l.idle, c)
 	}
 }

@@ -14,7 +14,7 @@ import (
 // without the prefixes that the errors it wraps contribute, so
 // "invalid answer: jsonrpc2 error -32602: invalid params: optionId …"
 // reads "optionId …". What those prefixes said stays machine-readable in
-// the body's "code" (docs/decisions.md, "HTTP API"). An error that is only
+// the body's "code" (docs/decisions.md, "The HTTP API"). An error that is only
 // a wrapped sentinel keeps its text. UserMessage(nil) is "".
 func UserMessage(err error) string {
 	if err == nil {
