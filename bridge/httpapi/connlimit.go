@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 )
 
 // DefaultMaxConnections is the default of --max-connections: far more than
@@ -18,11 +19,16 @@ const DefaultMaxConnections = 128
 // (max < 1 means DefaultMaxConnections), counting WebSocket connections
 // after their upgrade. A connection counts as unauthenticated until the
 // guard has seen the bearer token on one of its requests (this needs the
-// ConnContext of [NewServer]). When a new connection arrives at the cap,
-// the oldest unauthenticated connection is closed to make room, so a flood
-// of slow or idle clients without the token never locks out one that has
-// it; when every open connection is authenticated, the new one is accepted
-// and closed at once rather than queued. Unlike netutil.LimitListener it
+// ConnContext of [NewServer]). A connection is idle while it is a
+// keep-alive connection between requests (this needs the ConnState of
+// [NewServer]; any byte of a new request ends it). When a new connection
+// arrives at the cap, the oldest unauthenticated connection is closed to
+// make room, or else the one idle the longest, so a flood of slow or idle
+// clients without the token never locks out one that has it, and idle
+// keep-alive connections, whatever their token, never starve the cap; when
+// every open connection is authenticated and busy (a request in progress,
+// an event stream, a WebSocket host), the new one is accepted and closed at
+// once rather than queued. Unlike netutil.LimitListener it
 // never blocks Accept. log receives one line when the cap is first reached.
 // See docs/security.md, "Limits".
 func LimitListener(ln net.Listener, max int, log *slog.Logger) net.Listener {
@@ -40,9 +46,10 @@ type limitListener struct {
 	max int
 	log *slog.Logger
 
-	mu      sync.Mutex   // guards open, unauth, warned, streams
+	mu      sync.Mutex   // guards open, unauth, idle, warned, streams
 	open    int          // tracked connections
 	unauth  []*limitConn // tracked unauthenticated connections, oldest first
+	idle    []*limitConn // tracked authenticated idle connections, idle the longest first
 	warned  bool         // the cap was logged
 	streams int          // open GET /v1/events streams ([Events])
 }
@@ -68,8 +75,9 @@ func (l *limitListener) acquireStream() (release func(), refused string) {
 }
 
 // Accept returns the next connection, closing the oldest unauthenticated
-// one when the cap is reached, or closing the new one when every open
-// connection is authenticated. Errors are those of the wrapped listener.
+// one when the cap is reached, else the one idle the longest, or closing
+// the new one when every open connection is authenticated and busy. Errors
+// are those of the wrapped listener.
 func (l *limitListener) Accept() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
@@ -89,19 +97,24 @@ func (l *limitListener) Accept() (net.Conn, error) {
 }
 
 // admit tracks lc if there is room, making room by untracking the oldest
-// unauthenticated connection, which the caller closes.
+// unauthenticated connection, or else the one idle the longest, which the
+// caller closes.
 func (l *limitListener) admit(lc *limitConn) (victim *limitConn, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.open >= l.max {
 		if !l.warned {
 			l.warned = true
-			l.log.Warn("httpapi: connection cap reached; closing the oldest connection without a token, or refusing new ones", "max_connections", l.max)
+			l.log.Warn("httpapi: connection cap reached; closing the oldest connection without a token or the longest idle one, or refusing new ones", "max_connections", l.max)
 		}
-		if len(l.unauth) == 0 {
+		switch {
+		case len(l.unauth) > 0:
+			victim = l.unauth[0]
+		case len(l.idle) > 0:
+			victim = l.idle[0]
+		default:
 			return nil, false
 		}
-		victim = l.unauth[0]
 		l.untrackLocked(victim)
 	}
 	l.open++
@@ -118,22 +131,61 @@ func (l *limitListener) untrackLocked(c *limitConn) {
 	c.tracked = false
 	l.open--
 	if !c.auth {
-		for i, u := range l.unauth {
-			if u == c {
-				l.unauth = append(l.unauth[:i], l.unauth[i+1:]...)
-				break
-			}
-		}
+		l.unauth = remove(l.unauth, c)
+	}
+	if c.idle.Load() {
+		c.idle.Store(false)
+		l.idle = remove(l.idle, c)
 	}
 }
 
-// limitConn is one tracked connection; its fields are guarded by l.mu.
+// remove returns list without c.
+func remove(list []*limitConn, c *limitConn) []*limitConn {
+	for i, u := range list {
+		if u == c {
+			return append(list[:i], list[i+1:]...)
+		}
+	}
+	return list
+}
+
+// limitConn is one tracked connection; its fields are guarded by l.mu,
+// except that idle is also read without it.
 type limitConn struct {
 	net.Conn
 	l       *limitListener
-	tracked bool // counted in l.open
-	auth    bool // the guard saw the token on this connection
+	tracked bool        // counted in l.open
+	auth    bool        // the guard saw the token on this connection
+	idle    atomic.Bool // in l.idle: authenticated, between requests
 	once    sync.Once
+}
+
+// Read reads from the connection; the first byte of a new request ends
+// its idle time, so it is not closed to make room while it is being read.
+func (c *limitConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && c.idle.Load() {
+		c.setIdle(false)
+	}
+	return n, err
+}
+
+// setIdle records whether c is a keep-alive connection between requests.
+// Only an authenticated connection is listed as idle: an unauthenticated
+// one is closed first anyway.
+func (c *limitConn) setIdle(idle bool) {
+	l := c.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !c.tracked || !c.auth || c.idle.Load() == idle {
+		return
+	}
+	c.idle.Store(idle)
+	if idle {
+		l.idle = append(l.idle, c)
+	} else {
+		l.idle = remove(l.idle, c)
+	}
 }
 
 // Close closes the connection and frees its place.
@@ -156,12 +208,7 @@ func (c *limitConn) authenticate() {
 		c.auth = true
 		return
 	}
-	for i, u := range l.unauth {
-		if u == c {
-			l.unauth = append(l.unauth[:i], l.unauth[i+1:]...)
-			break
-		}
-	}
+	l.unauth = remove(l.unauth, c)
 	c.auth = true
 }
 
@@ -171,6 +218,14 @@ type connKey struct{}
 // connection of a request.
 func connContext(ctx context.Context, c net.Conn) context.Context {
 	return context.WithValue(ctx, connKey{}, c)
+}
+
+// connState is the http.Server ConnState that tells a [LimitListener]
+// which connections are idle keep-alive connections between requests.
+func connState(c net.Conn, st http.ConnState) {
+	if lc, ok := c.(*limitConn); ok {
+		lc.setIdle(st == http.StateIdle)
+	}
 }
 
 // markAuthenticated tells the connection limiter that the connection of r

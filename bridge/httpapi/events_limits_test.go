@@ -28,7 +28,7 @@ func limitedEventsServer(t *testing.T, maxConns int) (base string, toks map[stri
 	t.Cleanup(func() { st.Close() })
 	toks = map[string]string{}
 	for name, role := range map[string]store.Role{"olga": store.RoleObserver, "oscar": store.RoleObserver, "alice": store.RoleAdmin} {
-		toks[name] = "tok-" + name
+		toks[name] = personToken(name)
 		if err := st.AddToken(context.Background(), store.Token{Name: name, Role: role, SHA256: store.TokenSHA256(toks[name]), CreatedAt: time.Now()}); err != nil {
 			t.Fatal(err)
 		}

@@ -278,22 +278,22 @@ func decodeAnswer(data []byte) (confirm.Answer, error) {
 	var a confirm.Answer
 	m, err := acp.DecodeObject(data, []string{"optionId", "text", "scope"}, true)
 	if err != nil {
-		return a, errors.New(acp.AsError(err).Message)
+		return a, errors.New(UserMessage(err))
 	}
 	if raw, ok := m["optionId"]; ok {
 		if a.OptionID, err = acp.DecodeString(raw, "optionId"); err != nil {
-			return a, errors.New(acp.AsError(err).Message)
+			return a, errors.New(UserMessage(err))
 		}
 	}
 	if raw, ok := m["text"]; ok {
 		if a.Text, err = acp.DecodeString(raw, "text"); err != nil {
-			return a, errors.New(acp.AsError(err).Message)
+			return a, errors.New(UserMessage(err))
 		}
 	}
 	if raw, ok := m["scope"]; ok {
 		scope, err := acp.DecodeString(raw, "scope")
 		if err != nil {
-			return a, errors.New(acp.AsError(err).Message)
+			return a, errors.New(UserMessage(err))
 		}
 		a.Scope = policy.Scope(scope)
 	}
@@ -308,7 +308,7 @@ func (s *server) answerQuestion(w http.ResponseWriter, r *http.Request, data []b
 	a, err := question.DecodeAnswer(data)
 	if err != nil {
 		var body ErrorBody
-		body.Error.Code, body.Error.Message = "invalid_body", acp.AsError(err).Message
+		body.Error.Code, body.Error.Message = "invalid_body", UserMessage(err)
 		var fe *question.FieldError
 		if errors.As(err, &fe) {
 			body.Error.Field, body.Error.Reason = fe.Field, fe.Reason
@@ -349,7 +349,7 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, err error) {
 func (s *server) failWith(w http.ResponseWriter, r *http.Request, err error, v confirm.View) {
 	var body ErrorBody
 	status := http.StatusInternalServerError
-	body.Error.Code, body.Error.Message = "internal", err.Error()
+	body.Error.Code, body.Error.Message = "internal", UserMessage(err)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		status, body.Error.Code = http.StatusNotFound, "not_found"

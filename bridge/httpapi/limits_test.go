@@ -20,6 +20,13 @@ import (
 // connections and returns its address.
 func serveLimited(t *testing.T, max int) string {
 	t.Helper()
+	return serveLimitedWatched(t, max, nil)
+}
+
+// serveLimitedWatched is serveLimited with watch called after each state
+// change of a connection (http.Server ConnState), when not nil.
+func serveLimitedWatched(t *testing.T, max int, watch func(net.Conn, http.ConnState)) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -30,6 +37,9 @@ func serveLimited(t *testing.T, max int) string {
 	}
 	log := slog.New(slog.DiscardHandler)
 	srv := NewServer(New(b, Options{Addr: ln.Addr().String(), Token: testToken, Logger: log}), log)
+	if watch != nil {
+		srv.ConnState = func(c net.Conn, st http.ConnState) { connState(c, st); watch(c, st) }
+	}
 	done := make(chan struct{})
 	go func() { defer close(done); srv.Serve(LimitListener(ln, max, log)) }()
 	t.Cleanup(func() { srv.Close(); <-done })
@@ -114,28 +124,58 @@ func TestRouteWithoutBodyRefusesABody(t *testing.T) {
 
 const capsReq = "GET /v1/capabilities HTTP/1.1\r\nHost: ADDR\r\nAuthorization: Bearer " + testToken + "\r\n\r\n"
 
-// At the cap with every connection authenticated, a new connection is
-// accepted and closed at once; the open ones keep working.
+// At the cap with every connection authenticated and busy (here: a request
+// whose body is still coming), a new connection is accepted and closed at
+// once; the open ones keep working.
 func TestConnectionBeyondCapIsClosedAtOnce(t *testing.T) {
-	addr := serveLimited(t, 2)
-	req := strings.Replace(capsReq, "ADDR", addr, 1)
+	active := make(chan struct{}, 8)
+	addr := serveLimitedWatched(t, 2, func(_ net.Conn, st http.ConnState) {
+		if st == http.StateActive {
+			active <- struct{}{}
+		}
+	})
 	var keep []net.Conn
-	var bufs []*bufio.Reader
 	for range 2 {
 		c := dial(t, addr)
-		br := bufio.NewReader(c)
-		if resp := roundTrip(t, c, br, req); resp.StatusCode != http.StatusOK {
-			t.Fatalf("status %d", resp.StatusCode)
-		}
-		keep, bufs = append(keep, c), append(bufs, br)
+		busyPost(t, c, addr, active)
+		keep = append(keep, c)
 	}
-	extra := dial(t, addr)
-	if !closedByServer(extra, bufio.NewReader(extra)) {
+	c := dial(t, addr)
+	if !closedByServer(c, bufio.NewReader(c)) {
 		t.Fatal("a connection beyond the cap was left open")
 	}
-	if resp := roundTrip(t, keep[0], bufs[0], req); resp.StatusCode != http.StatusOK {
-		t.Errorf("an authenticated connection after the refusal: status %d", resp.StatusCode)
+	for _, c := range keep {
+		if resp := finishBusyPost(t, c); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("a busy authenticated connection after the refusal: status %d, want 404", resp.StatusCode)
+		}
 	}
+}
+
+// busyPost makes c an authenticated connection with a request in
+// progress: one request with the token, then the start of an answer whose
+// body is still to come, until the server has read its headers (active
+// receives http.StateActive from the server's ConnState). finishBusyPost
+// sends the rest.
+func busyPost(t *testing.T, c net.Conn, addr string, active <-chan struct{}) {
+	t.Helper()
+	if resp := roundTrip(t, c, bufio.NewReader(c), strings.Replace(capsReq, "ADDR", addr, 1)); resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	<-active // the first request
+	io.WriteString(c, "POST /v1/sessions/s/decisions/d HTTP/1.1\r\nHost: "+addr+"\r\nAuthorization: Bearer "+testToken+
+		"\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n{\"optionId\":")
+	select {
+	case <-active:
+	case <-time.After(hangGuard):
+		t.Fatal("the server never read the headers of the answer")
+	}
+}
+
+// finishBusyPost sends the rest of busyPost's body and reads the response
+// (404: no such decision).
+func finishBusyPost(t *testing.T, c net.Conn) *http.Response {
+	t.Helper()
+	return roundTrip(t, c, bufio.NewReader(c), `"allow"}`)
 }
 
 // At the cap, a connection that never showed the token is closed to make

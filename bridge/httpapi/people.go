@@ -23,7 +23,7 @@ const LegacyPerson = "token-file"
 type refusal struct{ code, msg string }
 
 var (
-	refuseMissing = &refusal{"unauthorized", "missing or wrong bearer token"}
+	refuseMissing = &refusal{"unauthorized", "missing, malformed or wrong bearer token"}
 	refuseUnknown = &refusal{"unknown_token", "no person has this token (acpmux token list)"}
 	refuseRevoked = &refusal{"token_revoked", "this token was revoked (acpmux token revoke)"}
 	refuseExpired = &refusal{"token_expired", "this token has expired (acpmux token add gives a new one)"}
@@ -59,6 +59,9 @@ func presentedToken(r *http.Request) (tok string, ok bool) {
 // person returns who tok authenticates: the --token-file token (compared
 // in constant time) is LegacyPerson, an admin; any other is looked up by
 // its SHA-256 in Options.People and must be neither revoked nor expired.
+// A token that is neither the --token-file token nor of the form
+// issuedForm describes is malformed: refused as unauthorized, like a
+// missing one, without a look-up.
 func (g *guard) person(ctx context.Context, tok string) (identity.Person, *refusal) {
 	if tok == "" {
 		return identity.Person{}, refuseMissing
@@ -67,7 +70,7 @@ func (g *guard) person(ctx context.Context, tok string) (identity.Person, *refus
 	if !g.noToken && subtle.ConstantTimeCompare(sum[:], g.tokenSum[:]) == 1 {
 		return identity.Person{Name: LegacyPerson, Role: store.RoleAdmin}, nil
 	}
-	if g.people == nil {
+	if g.people == nil || !issuedForm(tok) {
 		return identity.Person{}, refuseMissing
 	}
 	t, err := g.people.TokenBySHA256(ctx, store.TokenSHA256(tok))
@@ -82,6 +85,21 @@ func (g *guard) person(ctx context.Context, tok string) (identity.Person, *refus
 		return identity.Person{}, refuseExpired
 	}
 	return identity.Person{Name: t.Name, Role: t.Role}, nil
+}
+
+// issuedForm reports whether tok has the form of the per-person tokens
+// that acpmux token add issues: 64 lowercase hexadecimal digits (256
+// random bits). Any other text can only be the --token-file token.
+func issuedForm(tok string) bool {
+	if len(tok) != 64 {
+		return false
+	}
+	for _, c := range []byte(tok) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // authenticate returns the person of r's token, or why there is none.

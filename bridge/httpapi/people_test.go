@@ -2,12 +2,15 @@ package httpapi_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,9 +21,17 @@ import (
 	"github.com/acpmux/acpmux/confirm/store/sqlite"
 )
 
-// people are the tokens peopleServer adds: name → token.
-var people = map[string]string{"alice": "tok-alice", "bob": "tok-bob", "dave": "tok-dave", "olga": "tok-olga",
-	"rex": "tok-rex", "eve": "tok-eve"}
+// people are the tokens peopleServer adds: name → token, of the form
+// acpmux token add issues (personToken).
+var people = map[string]string{"alice": personToken("alice"), "bob": personToken("bob"), "dave": personToken("dave"),
+	"olga": personToken("olga"), "rex": personToken("rex"), "eve": personToken("eve")}
+
+// personToken returns a token for name of the form acpmux token add
+// issues: 64 lowercase hex digits.
+func personToken(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return hex.EncodeToString(sum[:])
+}
 
 // peopleServer serves a broker whose policy needs two of alice, bob and
 // dave (dave's role is observer) for "make", with tokens: alice, bob
@@ -94,8 +105,10 @@ func errCode(m map[string]any) string {
 // TestTokensAuthenticatePeople: each token authenticates its person
 // (GET /v1/capabilities says who), the --token-file token is the admin
 // "token-file", and an unknown, revoked, expired or missing token is 401
-// with a code that says which; the page's ?token= exchange refuses the
-// same way.
+// with a code that says which; a malformed one (not "Bearer TOKEN", or a
+// token that is neither the --token-file token nor 64 lowercase hex digits)
+// is unauthorized like a missing one, not unknown_token; the page's
+// ?token= exchange refuses the same way.
 func TestTokensAuthenticatePeople(t *testing.T) {
 	base, _ := peopleServer(t)
 	for _, tc := range []struct {
@@ -107,7 +120,10 @@ func TestTokensAuthenticatePeople(t *testing.T) {
 		{token, 200, "", httpapi.LegacyPerson, store.RoleAdmin},
 		{people["alice"], 200, "", "alice", store.RoleApprover},
 		{people["olga"], 200, "", "olga", store.RoleObserver},
-		{"tok-nobody", 401, "unknown_token", "", ""},
+		{personToken("nobody"), 401, "unknown_token", "", ""},
+		{"00", 401, "unauthorized", "", ""},                                  // malformed: not 64 hex digits
+		{strings.ToUpper(personToken("alice")), 401, "unauthorized", "", ""}, // malformed: upper case
+		{people["alice"] + "0", 401, "unauthorized", "", ""},
 		{people["rex"], 401, "token_revoked", "", ""},
 		{people["eve"], 401, "token_expired", "", ""},
 		{"", 401, "unauthorized", "", ""},
@@ -116,6 +132,20 @@ func TestTokensAuthenticatePeople(t *testing.T) {
 		p, _ := m["person"].(map[string]any)
 		if code != tc.status || errCode(m) != tc.code || (tc.name != "" && (p["name"] != tc.name || p["role"] != string(tc.role))) {
 			t.Errorf("token %q: %d %v, want %d %q %s/%s", tc.tok, code, m, tc.status, tc.code, tc.name, tc.role)
+		}
+	}
+	for _, h := range []string{"Basic " + people["alice"], "Bearer", "Bearer" + people["alice"], "Bearer 00"} {
+		r, _ := http.NewRequest("GET", base+"/v1/capabilities", nil)
+		r.Header.Set("Authorization", h)
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		json.NewDecoder(resp.Body).Decode(&m)
+		resp.Body.Close()
+		if resp.StatusCode != 401 || errCode(m) != "unauthorized" {
+			t.Errorf("Authorization %q: %d %v, want 401 unauthorized (malformed, as a missing token)", h, resp.StatusCode, m)
 		}
 	}
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

@@ -22,8 +22,9 @@ const (
 
 // NewServer returns the http.Server for h (the handler of [New]) with the
 // timeouts above, errors logged to log at level Warn, and the ConnContext
-// through which the guard tells a [LimitListener] which connections carry
-// the token. Serve it on a LimitListener.
+// and ConnState through which the guard and the server tell a
+// [LimitListener] which connections carry the token and which are idle.
+// Serve it on a LimitListener.
 func NewServer(h http.Handler, log *slog.Logger) *http.Server {
 	if log == nil {
 		log = slog.Default()
@@ -35,6 +36,7 @@ func NewServer(h http.Handler, log *slog.Logger) *http.Server {
 		IdleTimeout:       IdleTimeout,
 		MaxHeaderBytes:    MaxHeaderBytes,
 		ConnContext:       connContext,
+		ConnState:         connState,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 }

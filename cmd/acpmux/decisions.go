@@ -127,7 +127,7 @@ func decisionsMain(args []string, s stdio) int {
 		err = c.watch(s.out, s.err, f) // decisions_watch.go
 	}
 	if err != nil {
-		fmt.Fprintln(s.err, "acpmux decisions:", err)
+		fmt.Fprintln(s.err, "acpmux decisions:", httpapi.UserMessage(err))
 		return 1
 	}
 	return 0
@@ -238,7 +238,10 @@ func newAPIClient(f decisionsFlags) (*apiClient, error) {
 	return &apiClient{base: u, token: tok, http: &http.Client{Timeout: f.timeout}}, nil
 }
 
-// apiError is an error response of the API.
+// apiError is an error response of the API. Its text is the server's
+// message, then the machine-readable code and the HTTP status in
+// parentheses: "content.count: must be at most 10 (invalid_answer, HTTP
+// 400)".
 type apiError struct {
 	status       int
 	code, msg    string
@@ -251,11 +254,11 @@ func (e *apiError) Error() string {
 	if e.status == http.StatusConflict {
 		return conflictSentence(e) // decisions_conflict.go
 	}
-	s := fmt.Sprintf("%s (HTTP %d): %s", e.code, e.status, e.msg)
+	s := e.msg
 	if e.decisionStat != "" {
 		s += "; the decision is " + e.decisionStat
 	}
-	return s
+	return fmt.Sprintf("%s (%s, HTTP %d)", s, e.code, e.status)
 }
 
 // do sends one request and decodes a 200 body into out (raw JSON kept in

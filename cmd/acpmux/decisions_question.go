@@ -103,7 +103,7 @@ func printQuestion(w io.Writer, q questionJSON) {
 				if p.Required {
 					req = " (required)"
 				}
-				fmt.Fprintf(w, "  --field %s=…  %s%s\n", safe(p.Name), p.Type, req)
+				fmt.Fprintf(w, "  --field %s=…  %s%s%s\n", safe(p.Name), p.Type, req, fieldLimits(p))
 			}
 		}
 	}

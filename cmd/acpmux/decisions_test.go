@@ -171,7 +171,7 @@ func TestDecisionsCLIErrors(t *testing.T) {
 		{"bad flag", []string{"list", "--bogus"}, 2, "flag provided but not defined"},
 		{"bad status", []string{"list", "--status", "done", "--url", base}, 2, "--status"},
 		{"missing token file", []string{"list", "--url", base, "--token-file", "/nonexistent/token"}, 1, "read token"},
-		{"wrong token", []string{"list", "--url", base, "--token-file", wrong}, 1, "unauthorized (HTTP 401)"},
+		{"wrong token", []string{"list", "--url", base, "--token-file", wrong}, 1, "(unauthorized, HTTP 401)"},
 		{"unreachable", []string{"list", "--url", "http://127.0.0.1:1", "--token-file", tf}, 1, "connect"},
 	}
 	for _, tt := range tests {

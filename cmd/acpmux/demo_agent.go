@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log"
@@ -59,7 +61,7 @@ func (a *demoAgent) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrp
 			"authMethods":       []any{},
 		})
 	case "session/new":
-		conn.Reply(ctx, req.ID, map[string]any{"sessionId": "demo-" + time.Now().Format("150405")})
+		conn.Reply(ctx, req.ID, map[string]any{"sessionId": demoSessionID(time.Now())})
 	case "session/prompt":
 		a.mu.Lock()
 		delete(a.cancelled, params.SessionID)
@@ -82,6 +84,15 @@ func (a *demoAgent) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrp
 			conn.ReplyWithError(ctx, req.ID, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "method not found: " + req.Method})
 		}
 	}
+}
+
+// demoSessionID returns a new session id for the demo agent:
+// "demo-HHMMSS-" (the local time now) and 8 random hex digits, so that two
+// demos started in the same second (sharing a --state) never share one.
+func demoSessionID(now time.Time) string {
+	var raw [4]byte
+	rand.Read(raw[:]) // never fails (crypto/rand)
+	return "demo-" + now.Format("150405") + "-" + hex.EncodeToString(raw[:])
 }
 
 func (a *demoAgent) isCancelled(sid string) bool {
