@@ -153,7 +153,9 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 			for _, id := range ids {
 				b.settleOne(ctx, sh, id)
 			}
-			b.journalNotes(ctx) // notes.go: after settling, which the agent waits for
+			if all { // a note wakes the watch with "" (store.Shared.Watch)
+				b.journalNotes(ctx) // notes.go: after settling, which the agent waits for
+			}
 		}
 	})
 	t := time.NewTicker(opts.Heartbeat)
