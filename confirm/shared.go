@@ -335,15 +335,16 @@ func (b *Broker) settle(d *Decision, rec store.Record) {
 	d.mu.Lock()
 	t.Event = d.addPersonEvent(t.At, eventFor(t.Status), t.By, rec.Person, detail)
 	d.mu.Unlock()
+	var pending []store.Event
 	if t.Reason == store.ReasonStale {
 		if _, err := b.sharedStore().Reclose(context.Background(), d.id, t.stored()); err != nil {
 			b.log.Error("confirm: cannot record a refused answer from another bridge", "decision", d.id, "err", err)
 		}
 	} else {
-		b.persist(d, t.Event)
+		pending = append(pending, t.Event) // stored by finish with the withdrawals, in one write
 	}
 	b.log.Info("decision settled from the store", "decision", d.id, "status", t.Status, "by", t.By, "reason", t.Reason)
-	b.finish(d, t)
+	b.finish(d, t, pending...)
 }
 
 // settleAnswer judges the answer another process claimed for d.

@@ -77,22 +77,38 @@ func (s *Store) Claim(ctx context.Context, id string, t store.Transition) (bool,
 // decision's claimer (when that is another instance: its answer awaits
 // the delivery), pipelined with the event in one transaction.
 func (s *Store) Append(ctx context.Context, id string, ev store.Event) error {
-	q, args := eventInsert(id, ev)
 	var err error
 	if ev.Type != store.EventDelivered {
+		q, args := eventInsert(id, ev)
 		_, err = chainedInsert(ctx, s.pool, args[len(args)-1].([]byte), q, args[:len(args)-1]...)
 	} else {
-		b := &pgx.Batch{}
-		b.Queue(`WITH rows AS (UPDATE decisions SET delivered_at = COALESCE(delivered_at, $1)
-			WHERE id = $2 RETURNING id, claimer) `+notifyRows("claimer", "$3"), nanos(ev.At), id, s.owner)
-		b.Queue(chainedQuery(q, len(args)-1), args...)
-		err = s.pipelined(ctx, b)
+		err = s.AppendEvents(ctx, id, []store.Event{ev})
 	}
 	if err != nil {
 		return fmt.Errorf("store append: %w", err)
 	}
 	return nil
 }
+
+// AppendEvents implements [store.EventsAppender]: the statements of Append
+// for each event, pipelined in one round trip and transaction.
+func (s *Store) AppendEvents(ctx context.Context, id string, evs []store.Event) error {
+	b := &pgx.Batch{}
+	for _, ev := range evs {
+		if ev.Type == store.EventDelivered {
+			b.Queue(`WITH rows AS (UPDATE decisions SET delivered_at = COALESCE(delivered_at, $1)
+				WHERE id = $2 RETURNING id, claimer) `+notifyRows("claimer", "$3"), nanos(ev.At), id, s.owner)
+		}
+		q, args := eventInsert(id, ev)
+		b.Queue(chainedQuery(q, len(args)-1), args...)
+	}
+	if err := s.pipelined(ctx, b); err != nil {
+		return fmt.Errorf("store append: %w", err)
+	}
+	return nil
+}
+
+var _ store.EventsAppender = (*Store)(nil)
 
 // querier is what reads and single writes need of a pool or a transaction.
 type querier interface {
