@@ -499,6 +499,13 @@ func (b *Broker) persist(d *Decision, evs ...store.Event) {
 	if b.store == nil {
 		return
 	}
+	if ea, ok := b.store.(store.EventsAppender); ok && len(evs) > 1 { // store/appendevents.go
+		if err := ea.AppendEvents(context.Background(), d.id, evs); err != nil {
+			b.log.Warn("confirm: cannot store journal events", "decision", d.id, "events", len(evs), "first", evs[0].Type, "err", err)
+			b.countStoreError("append")
+		}
+		return
+	}
 	for _, ev := range evs {
 		if err := b.store.Append(context.Background(), d.id, ev); err != nil {
 			b.log.Warn("confirm: cannot store journal event", "decision", d.id, "event", ev.Type, "err", err)

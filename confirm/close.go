@@ -90,8 +90,10 @@ func (b *Broker) storeFailed(d *Decision, t transition, err error) transition {
 	return f
 }
 
-// finish applies the final transition t to d in memory and notifies.
-func (b *Broker) finish(d *Decision, t transition) {
+// finish applies the final transition t to d in memory and notifies;
+// pending are journal events not stored yet, stored with the withdrawals
+// in one write.
+func (b *Broker) finish(d *Decision, t transition, pending ...store.Event) {
 	d.mu.Lock()
 	optionID := outcomeFor(d.snap.Options, t.Status, t.Reason, t.Answer)
 	text := ""
@@ -133,7 +135,7 @@ func (b *Broker) finish(d *Decision, t transition) {
 	}
 	res := d.res
 	d.mu.Unlock()
-	b.persist(d, evs...)
+	b.persist(d, append(pending, evs...)...)
 	for _, p := range others {
 		p.Withdraw(d, res)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -58,32 +59,45 @@ type sharedState struct {
 	mu      sync.Mutex   // guards bridges, fetched, waiting
 	bridges map[string]store.Bridge
 	fetched time.Time
-	waiting map[string]chan struct{} // by decision id: closed at its next change
+	waiting map[string][]chan struct{} // by decision id: closed at its next change
 }
 
-// changes returns a channel closed at the next change of decision id (or
-// of an unknown one).
+// changes returns a channel, the caller's own, closed at the next change
+// of decision id (or of an unknown one); forget drops it when the caller
+// stops waiting first.
 func (c *sharedState) changes(id string) <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.waiting == nil {
-		c.waiting = map[string]chan struct{}{}
+		c.waiting = map[string][]chan struct{}{}
 	}
-	ch := c.waiting[id]
-	if ch == nil {
-		ch = make(chan struct{})
-		c.waiting[id] = ch
-	}
+	ch := make(chan struct{})
+	c.waiting[id] = append(c.waiting[id], ch)
 	return ch
+}
+
+// forget drops ch, a channel changes returned for decision id, unless a
+// change closed it already.
+func (c *sharedState) forget(id string, ch <-chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	chs := slices.DeleteFunc(c.waiting[id], func(x chan struct{}) bool { return x == ch })
+	if len(chs) == 0 {
+		delete(c.waiting, id)
+	} else {
+		c.waiting[id] = chs
+	}
 }
 
 // broadcast wakes the waiters of decision id, or every waiter for "".
 func (c *sharedState) broadcast(id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for k, ch := range c.waiting {
+	for k, chs := range c.waiting {
 		if id == "" || k == id {
-			close(ch)
+			for _, ch := range chs {
+				close(ch)
+			}
 			delete(c.waiting, k)
 		}
 	}
@@ -153,7 +167,9 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 			for _, id := range ids {
 				b.settleOne(ctx, sh, id)
 			}
-			b.journalNotes(ctx) // notes.go: after settling, which the agent waits for
+			if all { // a note wakes the watch with "" (store.Shared.Watch)
+				b.journalNotes(ctx) // notes.go: after settling, which the agent waits for
+			}
 		}
 	})
 	t := time.NewTicker(opts.Heartbeat)
@@ -319,15 +335,16 @@ func (b *Broker) settle(d *Decision, rec store.Record) {
 	d.mu.Lock()
 	t.Event = d.addPersonEvent(t.At, eventFor(t.Status), t.By, rec.Person, detail)
 	d.mu.Unlock()
+	var pending []store.Event
 	if t.Reason == store.ReasonStale {
 		if _, err := b.sharedStore().Reclose(context.Background(), d.id, t.stored()); err != nil {
 			b.log.Error("confirm: cannot record a refused answer from another bridge", "decision", d.id, "err", err)
 		}
 	} else {
-		b.persist(d, t.Event)
+		pending = append(pending, t.Event) // stored by finish with the withdrawals, in one write
 	}
 	b.log.Info("decision settled from the store", "decision", d.id, "status", t.Status, "by", t.By, "reason", t.Reason)
-	b.finish(d, t)
+	b.finish(d, t, pending...)
 }
 
 // settleAnswer judges the answer another process claimed for d.
@@ -384,12 +401,17 @@ func (b *Broker) answerRemote(ctx context.Context, rec store.Record, v View, hos
 	if !rec.Deadline.After(now) {
 		return v, false, fmt.Errorf("%w: decision is past its deadline", ErrConflict)
 	}
+	changed := b.shared.changes(rec.ID) // before the claim: the owner may settle it at once
 	won, err := b.store.Claim(ctx, rec.ID, store.Transition{Status: store.StatusAnswered,
 		Answer: &store.Answer{OptionID: a.OptionID, Text: a.Text}, By: by, Person: personName(ctx), Reason: store.ReasonAnswered, At: now})
+	if !won {
+		b.shared.forget(rec.ID, changed)
+		changed = nil
+	}
 	if err != nil {
 		return v, false, fmt.Errorf("record answer: %w", err)
 	}
-	got, gerr := b.awaitSettled(ctx, rec.ID, won)
+	got, gerr := b.awaitSettled(ctx, rec.ID, changed)
 	if gerr != nil {
 		return v, false, gerr
 	}
@@ -409,26 +431,43 @@ func (b *Broker) answerRemote(ctx context.Context, rec store.Record, v View, hos
 // delivered or refused it, or after remoteSettleWait (at once for a lost
 // claim). It reads the row again at each store change RunShared sees, and
 // every 50ms without one.
-func (b *Broker) awaitSettled(ctx context.Context, id string, wait bool) (View, error) {
+func (b *Broker) awaitSettled(ctx context.Context, id string, changed <-chan struct{}) (View, error) {
 	deadline := time.NewTimer(remoteSettleWait)
 	defer deadline.Stop()
-	for {
-		changed := b.shared.changes(id)
-		rec, err := b.store.Get(ctx, id)
-		if err != nil {
-			return View{}, err
-		}
-		if !wait || !rec.DeliveredAt.IsZero() || rec.Status != store.StatusAnswered {
-			return viewOfRecord(rec)
+	wait := changed != nil
+	var rec store.Record
+	for read, fired := !wait, false; ; read = true {
+		if read {
+			if fired {
+				changed, fired = b.shared.changes(id), false
+			}
+			var err error
+			if rec, err = b.store.Get(ctx, id); err != nil {
+				b.shared.forget(id, changed)
+				return View{}, err
+			}
+			if !wait || !rec.DeliveredAt.IsZero() || rec.Status != store.StatusAnswered {
+				b.shared.forget(id, changed)
+				return viewOfRecord(rec)
+			}
 		}
 		select {
 		case <-ctx.Done():
-			return viewOfRecord(rec)
 		case <-deadline.C:
-			return viewOfRecord(rec)
 		case <-changed:
+			fired = true
+			continue
 		case <-time.After(50 * time.Millisecond):
+			continue
 		}
+		b.shared.forget(id, changed)
+		if rec.ID == "" { // the wait ended before the first read
+			var err error
+			if rec, err = b.store.Get(context.WithoutCancel(ctx), id); err != nil {
+				return View{}, err
+			}
+		}
+		return viewOfRecord(rec)
 	}
 }
 

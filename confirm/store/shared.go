@@ -40,13 +40,17 @@ type Shared interface {
 	// registered with a heartbeat before cutoff, journalling a cancelled
 	// event, and returns their ids.
 	LoseOwners(ctx context.Context, cutoff, at time.Time) ([]string, error)
-	// Watch calls changed (from one goroutine) soon after a decision of
-	// any bridge was claimed, reclosed, delivered or lost its owner in any
-	// process, and perhaps at other times, with the decision's id, or ""
-	// when the store cannot tell which decisions changed; it returns when
-	// ctx ends (nil) or the watch fails. SQLite polls PRAGMA data_version
-	// every [WatchInterval] (id ""); PostgreSQL uses LISTEN on the channel
-	// acpmux_decisions, which those writes NOTIFY with the id.
+	// Watch calls changed (from one goroutine) soon after another process
+	// claimed a decision this instance inserted, closed it as owner_lost or
+	// left a note for it ([Notes]), or delivered or reclosed a decision
+	// whose claim this instance won, and perhaps at other times (other
+	// changes), with the decision's id, or "" when the store cannot tell
+	// which decisions changed (then the caller looks at all of its own,
+	// and takes its notes); it returns when ctx ends (nil) or the watch
+	// fails. SQLite polls PRAGMA data_version every [WatchInterval] (id
+	// ""); PostgreSQL LISTENs on a channel of this instance's own, which
+	// those writes NOTIFY (with the id; "" for a note), so a change wakes
+	// only the processes it concerns.
 	Watch(ctx context.Context, changed func(id string)) error
 }
 

@@ -3,8 +3,10 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/acpmux/acpmux/confirm/store"
 )
@@ -31,28 +33,67 @@ const migrationChain = `ALTER TABLE decision_events ADD COLUMN chain_seq BIGINT,
 	INSERT INTO chain_head VALUES (1, 0, '', (SELECT COUNT(*) FROM decision_events), (SELECT COUNT(*) FROM plan_items),
 		(SELECT COUNT(*) FROM mode_events), (SELECT COUNT(*) FROM votes));`
 
-// chainedInsert runs query, an INSERT whose last three placeholders are
-// chain_seq, chain_prev and chain_hash, with args and the next chain
-// position for content, in tx. SELECT … FOR UPDATE on the head row
-// serialises the appends of every process and machine: a concurrent
-// append waits for this transaction to end. When a row was inserted it
-// moves the head on. Every transaction takes the head after any other row
-// lock it needs, so the head never takes part in a deadlock.
-func chainedInsert(ctx context.Context, tx pgx.Tx, content []byte, query string, args ...any) (bool, error) {
-	var seq int64
-	var prev string
-	if err := tx.QueryRow(ctx, `SELECT seq, hash FROM chain_head WHERE id = 1 FOR UPDATE`).Scan(&seq, &prev); err != nil {
-		return false, fmt.Errorf("lock chain head: %w", err)
+// chainedInsert runs query, an INSERT … VALUES whose last three
+// placeholders are chain_seq, chain_prev and chain_hash, with args and the
+// next chain position for content, in tx, as one statement: it locks the
+// head row (SELECT … FOR UPDATE in a WITH clause), computes the row's hash
+// in the database exactly as [store.ChainHash] does (hex SHA-256 of the
+// previous hash, a newline and content), inserts the row and, when a row
+// was inserted, moves the head on. The head lock serialises the appends of
+// every process and machine: a concurrent append waits for this
+// transaction to end, so the caller takes it last, and best with no round
+// trip to the client before COMMIT: tx is then the pool (the statement is
+// its own transaction) or the statement ends a pipelined batch. Every transaction takes the head after any
+// other row lock it needs, so the head never takes part in a deadlock.
+func chainedInsert(ctx context.Context, tx querier, content []byte, query string, args ...any) (bool, error) {
+	tag, err := tx.Exec(ctx, chainedQuery(query, len(args)), append(args, content)...)
+	if err != nil {
+		return false, fmt.Errorf("chained insert: %w", err)
 	}
-	hash := store.ChainHash(prev, content)
-	tag, err := tx.Exec(ctx, query, append(args, seq+1, prev, hash)...)
-	if err != nil || tag.RowsAffected() == 0 {
-		return false, err
+	return tag.RowsAffected() == 1, nil
+}
+
+// chainedQuery returns the statement of chainedInsert for query with n
+// arguments before its chain placeholders; content is argument n+1.
+func chainedQuery(query string, n int) string {
+	for i, v := range []string{ // $n+3, $n+2, $n+1: none is a prefix of another placeholder
+		`(SELECT encode(sha256(convert_to(hash || E'\n', 'UTF8') || @content::bytea), 'hex') FROM head)`,
+		`(SELECT hash FROM head)`,
+		`(SELECT seq + 1 FROM head)`,
+	} {
+		p := fmt.Sprintf("$%d", n+3-i)
+		if strings.Count(query, p) != 1 {
+			panic("chained insert: the chain columns' placeholders are not the query's last three")
+		}
+		query = strings.Replace(query, p, v, 1)
 	}
-	if _, err := tx.Exec(ctx, `UPDATE chain_head SET seq = $1, hash = $2 WHERE id = 1`, seq+1, hash); err != nil {
-		return false, fmt.Errorf("move chain head: %w", err)
+	query = strings.Replace(query, "@content", fmt.Sprintf("$%d", n+1), 1) // content's placeholder: the first free one
+	return `WITH head AS (SELECT seq, hash FROM chain_head WHERE id = 1 FOR UPDATE),
+		chained AS (` + query + ` RETURNING chain_seq, chain_hash)
+		UPDATE chain_head SET seq = chained.chain_seq, hash = chained.chain_hash FROM chained WHERE chain_head.id = 1`
+}
+
+// pipelined runs b's statements in one round trip and one implicit
+// transaction (the extended protocol's statements up to its Sync): a
+// failing statement rolls back every one before it and skips the rest.
+// So a chained insert last in b holds the chain head for no round trip.
+func (s *Store) pipelined(ctx context.Context, b *pgx.Batch) error {
+	return s.pool.SendBatch(ctx, b).Close()
+}
+
+// pipelinedTags is pipelined, returning each statement's command tag.
+func (s *Store) pipelinedTags(ctx context.Context, b *pgx.Batch) ([]pgconn.CommandTag, error) {
+	br := s.pool.SendBatch(ctx, b)
+	tags := make([]pgconn.CommandTag, 0, b.Len())
+	for range b.Len() {
+		tag, err := br.Exec()
+		if err != nil {
+			br.Close()
+			return nil, err
+		}
+		tags = append(tags, tag)
 	}
-	return true, nil
+	return tags, br.Close()
 }
 
 // inTx runs fn in one transaction.

@@ -26,82 +26,89 @@ func (s *Store) Insert(ctx context.Context, rec store.Record) (store.Record, boo
 	return rec, true, nil
 }
 
-// insert writes rec and its events unless the id exists.
+// insert writes rec and its events unless the id exists, pipelined in one
+// round trip and transaction: the events are guarded to follow only a row
+// this transaction inserted (newEvent), and the chain head is taken last.
 func (s *Store) insert(ctx context.Context, rec store.Record) (bool, error) {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer tx.Rollback(ctx)
-	tag, err := tx.Exec(ctx, `INSERT INTO decisions
+	b := &pgx.Batch{}
+	b.Queue(`INSERT INTO decisions
 		(id, session_id, agent_key, owner, status, request, snapshot, created_at, deadline, bridge_id)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING`,
 		rec.ID, rec.SessionID, rec.AgentKey, s.owner, string(rec.Status),
 		nonNil(rec.Request), string(rec.Snapshot), nanos(rec.CreatedAt), nanos(rec.Deadline), rec.BridgeID)
-	if err != nil || tag.RowsAffected() == 0 {
+	for _, ev := range rec.Events {
+		queueNewEvent(b, rec.ID, ev)
+	}
+	tags, err := s.pipelinedTags(ctx, b)
+	if err != nil {
 		return false, err
 	}
-	for _, ev := range rec.Events {
-		if err := insertEvent(ctx, tx, rec.ID, ev); err != nil {
-			return false, err
-		}
-	}
-	return true, tx.Commit(ctx)
+	return tags[0].RowsAffected() == 1, nil
 }
 
-// Claim implements [store.Store]: one transaction with the conditional
-// UPDATE and the journal event. A concurrent claim of the same row waits
-// for this one's row lock, then finds the status no longer open.
+// Claim implements [store.Store]: the conditional UPDATE, which records
+// this instance as the claimer and NOTIFYs the decision's owner (when that
+// is another instance) in the same statement, and the journal event
+// (guarded to follow only a won claim: newEvent), pipelined in one round
+// trip and transaction. A concurrent claim of the same row waits for this
+// one's row lock, then finds the status no longer open.
 func (s *Store) Claim(ctx context.Context, id string, t store.Transition) (bool, error) {
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return false, fmt.Errorf("store claim: %w", err)
-	}
-	defer tx.Rollback(ctx)
 	var opt, text *string
 	if t.Answer != nil {
 		opt, text = &t.Answer.OptionID, &t.Answer.Text
 	}
-	tag, err := tx.Exec(ctx, `UPDATE decisions SET status = $1, answer_option = $2, answer_text = $3,
-		resolved_by = $4, reason = $5, closed_at = $6, resolved_person = $8 WHERE id = $7 AND status = 'open'`,
-		string(t.Status), opt, text, t.By, string(t.Reason), nanos(t.At), id, t.Person)
+	b := &pgx.Batch{}
+	b.Queue(`WITH rows AS (UPDATE decisions SET status = $1, answer_option = $2, answer_text = $3,
+		resolved_by = $4, reason = $5, closed_at = $6, resolved_person = $8, claimer = $9
+		WHERE id = $7 AND status = 'open' RETURNING id, owner) `+notifyRows("owner", "$9"),
+		string(t.Status), opt, text, t.By, string(t.Reason), nanos(t.At), id, t.Person, s.owner)
+	if t.Event.Seq != 0 {
+		queueNewEvent(b, id, t.Event)
+	}
+	tags, err := s.pipelinedTags(ctx, b)
 	if err != nil {
 		return false, fmt.Errorf("store claim: %w", err)
 	}
-	if tag.RowsAffected() != 1 {
-		return false, nil
-	}
-	if err := claimEvent(ctx, tx, id, t.Event); err != nil {
-		return false, fmt.Errorf("store claim: %w", err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return false, fmt.Errorf("store claim: %w", err)
-	}
-	return true, nil
+	return tags[0].RowsAffected() == 1, nil
 }
 
-// Append implements [store.Store].
+// Append implements [store.Store]: the chained insert of ev, one statement
+// and transaction. A delivered event also sets delivered_at and NOTIFYs the
+// decision's claimer (when that is another instance: its answer awaits
+// the delivery), pipelined with the event in one transaction.
 func (s *Store) Append(ctx context.Context, id string, ev store.Event) error {
-	tx, err := s.pool.Begin(ctx)
+	var err error
+	if ev.Type != store.EventDelivered {
+		q, args := eventInsert(id, ev)
+		_, err = chainedInsert(ctx, s.pool, args[len(args)-1].([]byte), q, args[:len(args)-1]...)
+	} else {
+		err = s.AppendEvents(ctx, id, []store.Event{ev})
+	}
 	if err != nil {
 		return fmt.Errorf("store append: %w", err)
 	}
-	defer tx.Rollback(ctx)
-	if err := insertEvent(ctx, tx, id, ev); err != nil {
-		return fmt.Errorf("store append: %w", err)
-	}
-	if ev.Type != store.EventDelivered {
-		return tx.Commit(ctx)
-	}
-	if _, err := tx.Exec(ctx, `UPDATE decisions SET delivered_at = COALESCE(delivered_at, $1) WHERE id = $2`,
-		nanos(ev.At), id); err != nil {
-		return fmt.Errorf("store append: %w", err)
-	}
-	if err := notifyDelivered(ctx, tx, id); err != nil { // shared.go
-		return fmt.Errorf("store append: %w", err)
-	}
-	return tx.Commit(ctx)
+	return nil
 }
+
+// AppendEvents implements [store.EventsAppender]: the statements of Append
+// for each event, pipelined in one round trip and transaction.
+func (s *Store) AppendEvents(ctx context.Context, id string, evs []store.Event) error {
+	b := &pgx.Batch{}
+	for _, ev := range evs {
+		if ev.Type == store.EventDelivered {
+			b.Queue(`WITH rows AS (UPDATE decisions SET delivered_at = COALESCE(delivered_at, $1)
+				WHERE id = $2 RETURNING id, claimer) `+notifyRows("claimer", "$3"), nanos(ev.At), id, s.owner)
+		}
+		q, args := eventInsert(id, ev)
+		b.Queue(chainedQuery(q, len(args)-1), args...)
+	}
+	if err := s.pipelined(ctx, b); err != nil {
+		return fmt.Errorf("store append: %w", err)
+	}
+	return nil
+}
+
+var _ store.EventsAppender = (*Store)(nil)
 
 // querier is what reads and single writes need of a pool or a transaction.
 type querier interface {
@@ -111,18 +118,39 @@ type querier interface {
 }
 
 // insertEvent writes ev as the next row of the hash chain (chain.go).
-func insertEvent(ctx context.Context, tx pgx.Tx, id string, ev store.Event) error {
-	content := store.ChainContent(store.ChainDecisionEvents, id, int64(ev.Seq), nanos(ev.At), string(ev.Type), ev.Host, ev.Detail, ev.Person)
-	_, err := chainedInsert(ctx, tx, content, `INSERT INTO decision_events (decision_id, seq, at, type, host, detail, person,
-		chain_seq, chain_prev, chain_hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
-		id, ev.Seq, nanos(ev.At), string(ev.Type), ev.Host, ev.Detail, ev.Person)
+func insertEvent(ctx context.Context, tx querier, id string, ev store.Event) error {
+	q, args := eventInsert(id, ev)
+	_, err := chainedInsert(ctx, tx, args[len(args)-1].([]byte), q, args[:len(args)-1]...)
 	return err
+}
+
+// eventInsert returns the chained insert of ev for chainedInsert, and its
+// arguments with the chain content last.
+func eventInsert(id string, ev store.Event) (string, []any) {
+	content := store.ChainContent(store.ChainDecisionEvents, id, int64(ev.Seq), nanos(ev.At), string(ev.Type), ev.Host, ev.Detail, ev.Person)
+	return `INSERT INTO decision_events (decision_id, seq, at, type, host, detail, person,
+		chain_seq, chain_prev, chain_hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
+		[]any{id, ev.Seq, nanos(ev.At), string(ev.Type), ev.Host, ev.Detail, ev.Person, content}
+}
+
+// queueNewEvent queues the chained insert of ev, the journal event of a
+// decision row this transaction inserted or changed, in b: it inserts
+// nothing unless the row's version is this transaction's (xmin), so that a
+// pipelined statement before it that lost (a claim of a closed decision,
+// an id that exists) journals nothing.
+func queueNewEvent(b *pgx.Batch, id string, ev store.Event) {
+	content := store.ChainContent(store.ChainDecisionEvents, id, int64(ev.Seq), nanos(ev.At), string(ev.Type), ev.Host, ev.Detail, ev.Person)
+	b.Queue(chainedQuery(`INSERT INTO decision_events (decision_id, seq, at, type, host, detail, person, chain_seq, chain_prev, chain_hash)
+		SELECT $1::text, $2::integer, $3::bigint, $4::text, $5::text, $6::text, $7::text, $8, $9, $10
+		FROM decisions WHERE id = $1 AND xmin = pg_current_xact_id()::xid ON CONFLICT DO NOTHING`, 7),
+		id, ev.Seq, nanos(ev.At), string(ev.Type), ev.Host, ev.Detail, ev.Person, content)
 }
 
 const recordColumns = `id, session_id, agent_key, status, request, snapshot, created_at, deadline, answer_option, answer_text,
 	resolved_by, reason, closed_at, delivered_at, bridge_id, resolved_person`
 
-func scanRecord(row pgx.Row) (store.Record, error) {
+// scanRecord scans recordColumns, then into extra.
+func scanRecord(row pgx.Row, extra ...any) (store.Record, error) {
 	var (
 		r                 store.Record
 		status, reason    string
@@ -131,8 +159,8 @@ func scanRecord(row pgx.Row) (store.Record, error) {
 		opt, text         *string
 		closed, delivered *int64
 	)
-	if err := row.Scan(&r.ID, &r.SessionID, &r.AgentKey, &status, &r.Request, &snap, &created, &deadline, &opt, &text,
-		&r.ResolvedBy, &reason, &closed, &delivered, &r.BridgeID, &r.Person); err != nil {
+	if err := row.Scan(append([]any{&r.ID, &r.SessionID, &r.AgentKey, &status, &r.Request, &snap, &created, &deadline, &opt, &text,
+		&r.ResolvedBy, &reason, &closed, &delivered, &r.BridgeID, &r.Person}, extra...)...); err != nil {
 		return r, err
 	}
 	r.Snapshot = json.RawMessage(snap)
@@ -150,46 +178,33 @@ func scanRecord(row pgx.Row) (store.Record, error) {
 	return r, nil
 }
 
-// Get implements [store.Store]: the row and its journal in one
-// repeatable-read transaction, so the two agree.
+// Get implements [store.Store]: the row and its journal (aggregated as
+// JSON) in one statement, so the two agree (one snapshot) and a read is
+// one round trip.
 func (s *Store) Get(ctx context.Context, id string) (store.Record, error) {
-	var r store.Record
-	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
-		func(tx pgx.Tx) (err error) {
-			r, err = getRecord(ctx, tx, id)
-			return err
-		})
+	var journal []byte
+	r, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+`, (SELECT json_agg(json_build_object('seq', seq,
+		'at', at, 'type', type, 'host', host, 'detail', detail, 'person', person) ORDER BY seq)
+		FROM decision_events WHERE decision_id = decisions.id) FROM decisions WHERE id = $1`, id), &journal)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Record{}, fmt.Errorf("%w: %s", store.ErrNotFound, id)
+	}
+	if err == nil && journal != nil {
+		var evs []struct {
+			Seq                        int
+			At                         int64
+			Type, Host, Detail, Person string
+		}
+		err = json.Unmarshal(journal, &evs)
+		for _, e := range evs {
+			r.Events = append(r.Events, store.Event{Seq: e.Seq, At: fromNanos(e.At), Type: store.EventType(e.Type),
+				Host: e.Host, Detail: e.Detail, Person: e.Person})
+		}
 	}
 	if err != nil {
 		return store.Record{}, fmt.Errorf("store get: %w", err)
 	}
 	return r, nil
-}
-
-func getRecord(ctx context.Context, tx pgx.Tx, id string) (store.Record, error) {
-	r, err := scanRecord(tx.QueryRow(ctx, `SELECT `+recordColumns+` FROM decisions WHERE id = $1`, id))
-	if err != nil {
-		return r, err
-	}
-	rows, err := tx.Query(ctx, `SELECT seq, at, type, host, detail, person FROM decision_events
-		WHERE decision_id = $1 ORDER BY seq`, id)
-	if err != nil {
-		return r, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var ev store.Event
-		var at int64
-		var typ string
-		if err := rows.Scan(&ev.Seq, &at, &typ, &ev.Host, &ev.Detail, &ev.Person); err != nil {
-			return r, err
-		}
-		ev.At, ev.Type = fromNanos(at), store.EventType(typ)
-		r.Events = append(r.Events, ev)
-	}
-	return r, rows.Err()
 }
 
 // List implements [store.Store].

@@ -15,12 +15,9 @@ import (
 // UPDATE or DELETE).
 func (s *Store) InsertPlanItem(ctx context.Context, it store.PlanItem) error {
 	content := store.ChainContent(store.ChainPlanItems, it.ID, it.SessionID, nanos(it.DecidedAt), string(it.Item))
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		_, err := chainedInsert(ctx, tx, content, `INSERT INTO plan_items (id, session_id, decided_at, item,
-			chain_seq, chain_prev, chain_hash) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
-			it.ID, it.SessionID, nanos(it.DecidedAt), string(it.Item))
-		return err
-	})
+	_, err := chainedInsert(ctx, s.pool, content, `INSERT INTO plan_items (id, session_id, decided_at, item,
+		chain_seq, chain_prev, chain_hash) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
+		it.ID, it.SessionID, nanos(it.DecidedAt), string(it.Item)) // one statement: its own transaction
 	if err != nil {
 		return fmt.Errorf("store plan item: %w", err)
 	}

@@ -26,8 +26,10 @@ const migrationNotes = `ALTER TABLE decisions ADD COLUMN resolved_person TEXT NO
 	);
 	CREATE INDEX decision_notes_by_bridge ON decision_notes (bridge_id, id);`
 
-// AddNote implements [store.Notes]: the insert and a NOTIFY with the
-// decision id, in one transaction.
+// AddNote implements [store.Notes]: the insert and a NOTIFY of the
+// decision's owner, in one transaction. The payload is "" (not the
+// decision id), so the owner's watcher takes its notes: a change it cannot
+// tell by id ([store.Shared.Watch]).
 func (s *Store) AddNote(ctx context.Context, id string, ev store.Event) error {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -39,7 +41,7 @@ func (s *Store) AddNote(ctx context.Context, id string, ev store.Event) error {
 		nanos(ev.At), string(ev.Type), ev.Host, ev.Person, ev.Detail, id); err != nil {
 		return fmt.Errorf("store add note: %w", err)
 	}
-	if err := notifyDelivered(ctx, tx, id); err != nil { // the same channel: shared.go
+	if err := s.notifyOwner(ctx, tx, id, ""); err != nil { // watchchannels.go
 		return fmt.Errorf("store add note: %w", err)
 	}
 	return tx.Commit(ctx)

@@ -80,13 +80,14 @@ var migrations = []string{
 		started     BIGINT NOT NULL,
 		heartbeat   BIGINT NOT NULL
 	);`,
-	migrationPeople,      // people.go
-	migrationChain,       // chain.go
-	migrationFeed,        // feed.go
-	migrationPrunedChain, // pruned.go
-	migrationShared,      // shared.go
-	migrationPruneEvents, // pruneevents.go
-	migrationNotes,       // notes.go
+	migrationPeople,        // people.go
+	migrationChain,         // chain.go
+	migrationFeed,          // feed.go
+	migrationPrunedChain,   // pruned.go
+	migrationShared,        // shared.go
+	migrationPruneEvents,   // pruneevents.go
+	migrationNotes,         // notes.go
+	migrationWatchChannels, // watchchannels.go
 }
 
 // migrationLock is the key of the transaction-level advisory lock that

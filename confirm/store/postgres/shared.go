@@ -14,30 +14,6 @@ import (
 const migrationShared = `ALTER TABLE decisions ADD COLUMN bridge_id TEXT NOT NULL DEFAULT '';
 	CREATE INDEX decisions_by_bridge ON decisions (bridge_id, status);`
 
-// notifyChannel is the LISTEN/NOTIFY channel of decision changes; the
-// payload is the decision id.
-const notifyChannel = "acpmux_decisions"
-
-// claimEvent notifies notifyChannel (delivered when the transaction
-// commits) and journals the terminal event of a claim, unless its Seq is 0
-// (see [store.Store.Claim]).
-func claimEvent(ctx context.Context, tx pgx.Tx, id string, ev store.Event) error {
-	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, id); err != nil {
-		return err
-	}
-	if ev.Seq == 0 {
-		return nil
-	}
-	return insertEvent(ctx, tx, id, ev)
-}
-
-// notifyDelivered tells the watchers that decision id was delivered (an
-// answer from another process waits for it).
-func notifyDelivered(ctx context.Context, q querier, id string) error {
-	_, err := q.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, id)
-	return err
-}
-
 // SessionsOf implements [store.Shared].
 func (s *Store) SessionsOf(ctx context.Context) ([]store.SessionRow, error) {
 	rows, err := s.pool.Query(ctx, `SELECT bridge_id, session_id, COUNT(*) FILTER (WHERE status = 'open'), COUNT(*), MAX(created_at)
@@ -98,25 +74,23 @@ func (s *Store) Unsettled(ctx context.Context, bridgeID string) ([]string, error
 	return ids, rows.Err()
 }
 
-// Reclose implements [store.Shared].
+// Reclose implements [store.Shared]: the conditional UPDATE, which
+// NOTIFYs the claimer whose answer is refused, and the journal event
+// (guarded to follow only a row it changed), pipelined in one round trip
+// and transaction.
 func (s *Store) Reclose(ctx context.Context, id string, t store.Transition) (bool, error) {
-	tx, err := s.pool.Begin(ctx)
+	b := &pgx.Batch{}
+	b.Queue(`WITH rows AS (UPDATE decisions SET status = $1, reason = $2, closed_at = $3
+		WHERE id = $4 AND status = 'answered' AND delivered_at IS NULL RETURNING id, claimer) `+notifyRows("claimer", "$5"),
+		string(t.Status), string(t.Reason), nanos(t.At), id, s.owner)
+	if t.Event.Seq != 0 {
+		queueNewEvent(b, id, t.Event) // decisions.go
+	}
+	tags, err := s.pipelinedTags(ctx, b)
 	if err != nil {
 		return false, fmt.Errorf("store reclose: %w", err)
 	}
-	defer tx.Rollback(ctx)
-	tag, err := tx.Exec(ctx, `UPDATE decisions SET status = $1, reason = $2, closed_at = $3
-		WHERE id = $4 AND status = 'answered' AND delivered_at IS NULL`, string(t.Status), string(t.Reason), nanos(t.At), id)
-	if err != nil {
-		return false, fmt.Errorf("store reclose: %w", err)
-	}
-	if tag.RowsAffected() != 1 {
-		return false, nil
-	}
-	if err := claimEvent(ctx, tx, id, t.Event); err != nil {
-		return false, fmt.Errorf("store reclose: %w", err)
-	}
-	return true, tx.Commit(ctx)
+	return tags[0].RowsAffected() == 1, nil
 }
 
 // LoseOwners implements [store.Shared]: one transaction; the rows are
@@ -153,16 +127,22 @@ func (s *Store) LoseOwners(ctx context.Context, cutoff, at time.Time) ([]string,
 			return nil, fmt.Errorf("store lose owners: %w", err)
 		}
 		ev := store.Event{Seq: last + 1, At: at.UTC(), Type: store.EventCancelled, Detail: string(store.ReasonOwnerLost)}
-		if err := claimEvent(ctx, tx, id, ev); err != nil { // NOTIFY and the hash chain (chain.go)
+		if err := s.notifyOwner(ctx, tx, id, id); err != nil { // watchchannels.go
+			return nil, fmt.Errorf("store lose owners: %w", err)
+		}
+		if err := insertEvent(ctx, tx, id, ev); err != nil { // the hash chain (chain.go)
 			return nil, fmt.Errorf("store lose owners: %w", err)
 		}
 	}
 	return ids, tx.Commit(ctx)
 }
 
-// Watch implements [store.Shared]: LISTEN acpmux_decisions on a connection
-// of the pool held for the watch. Claims, recloses, lost owners and
-// deliveries NOTIFY it.
+// Watch implements [store.Shared]: LISTEN, on a connection of the pool
+// held for the watch, on this instance's own channel (watchchannels.go).
+// A claim, a lost owner or a note NOTIFYs the channel of the instance that
+// opened the decision (decisions.owner), a delivery or reclose the channel
+// of the instance that won its claim (decisions.claimer); so each change
+// wakes the one process it concerns, whatever the number of bridges.
 func (s *Store) Watch(ctx context.Context, changed func(id string)) error {
 	c, err := s.pool.Acquire(ctx)
 	if err != nil {
@@ -172,7 +152,11 @@ func (s *Store) Watch(ctx context.Context, changed func(id string)) error {
 		c.Conn().Close(context.WithoutCancel(ctx))
 		c.Release()
 	}()
-	if _, err := c.Exec(ctx, `LISTEN `+notifyChannel); err != nil {
+	ch, err := s.listenChannel(ctx, c)
+	if err != nil {
+		return fmt.Errorf("store watch: %w", err)
+	}
+	if _, err := c.Exec(ctx, `LISTEN `+pgx.Identifier{ch}.Sanitize()); err != nil {
 		return fmt.Errorf("store watch: %w", err)
 	}
 	for {

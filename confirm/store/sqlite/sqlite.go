@@ -357,6 +357,12 @@ func (s *Store) Claim(ctx context.Context, id string, t store.Transition) (bool,
 
 // Append implements [store.Store].
 func (s *Store) Append(ctx context.Context, id string, ev store.Event) error {
+	return s.AppendEvents(ctx, id, []store.Event{ev})
+}
+
+// AppendEvents implements [store.EventsAppender]: Append of each event in
+// one transaction.
+func (s *Store) AppendEvents(ctx context.Context, id string, evs []store.Event) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	tx, err := s.w.BeginTx(ctx, nil)
@@ -364,18 +370,22 @@ func (s *Store) Append(ctx context.Context, id string, ev store.Event) error {
 		return fmt.Errorf("store append: %w", err)
 	}
 	defer tx.Rollback()
-	if err := insertEvent(ctx, tx, id, ev); err != nil {
-		return fmt.Errorf("store append: %w", err)
-	}
-	if ev.Type != store.EventDelivered {
-		return tx.Commit()
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE decisions SET delivered_at = COALESCE(delivered_at, ?) WHERE id = ?`,
-		nanos(ev.At), id); err != nil {
-		return fmt.Errorf("store append: %w", err)
+	for _, ev := range evs {
+		if err := insertEvent(ctx, tx, id, ev); err != nil {
+			return fmt.Errorf("store append: %w", err)
+		}
+		if ev.Type != store.EventDelivered {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE decisions SET delivered_at = COALESCE(delivered_at, ?) WHERE id = ?`,
+			nanos(ev.At), id); err != nil {
+			return fmt.Errorf("store append: %w", err)
+		}
 	}
 	return tx.Commit()
 }
+
+var _ store.EventsAppender = (*Store)(nil)
 
 // insertEvent writes ev as the next row of the hash chain (chain.go).
 func insertEvent(ctx context.Context, tx *sql.Tx, id string, ev store.Event) error {

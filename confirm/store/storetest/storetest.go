@@ -33,6 +33,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ClaimRaceGoroutines", claimRaceGoroutines},
 		{"ClaimOfClosedWritesNothing", claimClosedWritesNothing},
 		{"BytesAndTimesKept", bytesAndTimesKept},
+		{"AppendManyInOneWrite", appendManyInOneWrite}, // appendmany.go
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
