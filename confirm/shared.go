@@ -55,7 +55,7 @@ type SharedOptions struct {
 // sharedState is the broker's cache of the registry and the wake-ups of
 // answers waiting for their owner. It has its own lock.
 type sharedState struct {
-	lease   atomic.Int64 // SharedOptions.Lease in nanoseconds, once RunShared started; 0: DefaultLease
+	lease   atomic.Int64 // SharedOptions.Lease in nanoseconds, once RunShared started; 0: defaultLease
 	mu      sync.Mutex   // guards bridges, fetched, waiting
 	bridges map[string]store.Bridge
 	fetched time.Time
