@@ -43,6 +43,7 @@ type lineReader struct {
 	recycle bool       // lend lines in counted blocks (readShared)
 	blk     *lineBlock // recycling: the current block (buf is blk.buf), one reference held by the reader
 	lineBlk *lineBlock // recycling: the block of the line read last, nil when that line is a copy
+	lineOff int        // recycling: where in lineBlk the line read last starts, -1 when it ends without "\n"
 }
 
 // lineBlock is a block of a recycling lineReader. refs counts its holders:
@@ -156,6 +157,7 @@ func (lr *lineReader) read() ([]byte, error) {
 			if k := bytes.IndexByte(pending[scanned:], '\n'); k >= 0 {
 				n := scanned + k + 1
 				line := pending[:n:n]
+				lr.lineOff = lr.start
 				lr.start += n
 				lr.shared = true
 				lr.lineBlk = lr.blk
@@ -190,6 +192,7 @@ func (lr *lineReader) read() ([]byte, error) {
 			lr.start = lr.end
 			lr.shared = lr.shared || len(line) > 0
 			lr.lineBlk = lr.blk
+			lr.lineOff = -1
 			return line, err
 		}
 		lr.fill()
@@ -271,6 +274,22 @@ func (lr *lineReader) readShared() ([]byte, *lineBlock, error) {
 		return line, nil, err
 	}
 	return line, lr.lineBlk, nil
+}
+
+// lentAt returns where the line readShared lent last starts in its block
+// when a "\n" follows it there (blk.buf[off:off+len(line)] is the line and
+// blk.buf[off+len(line)] == '\n'), else -1: no block, a line that ended
+// in "\r\n" or at the end of the input. Consecutive lines at off and
+// off+len+1 lie one after the other, newline between, in one block.
+func (lr *lineReader) lentAt(line []byte) int {
+	off := lr.lineOff
+	if lr.lineBlk == nil || off < 0 {
+		return -1
+	}
+	if end := off + len(line); end >= len(lr.lineBlk.buf) || lr.lineBlk.buf[end] != '\n' {
+		return -1
+	}
+	return off
 }
 
 func trimEOL(b []byte) []byte {

@@ -25,6 +25,10 @@ func (b *Bridge) readAgent() {
 			// Lent until the next read: fromAgent retains the block for
 			// what it queues and copies anything else it keeps.
 			msg, b.line, err = sr.readShared()
+			b.lineAt = -1
+			if b.line != nil {
+				b.lineAt = sr.lentAt(msg)
+			}
 		} else {
 			msg, err = b.agent.conn.ReadMessage()
 		}
@@ -42,7 +46,7 @@ func (b *Bridge) readAgent() {
 			return
 		}
 		b.fromAgent(msg)
-		b.line = nil
+		b.line, b.lineAt = nil, -1
 		if b.agent.buffered() == 0 {
 			b.flushPending() // about to wait for the agent: hand over what is pending
 		}
@@ -80,25 +84,43 @@ func recycleMsgs(msgs [][]byte) {
 // (its block is b.line): the batch retains the block until h's writer
 // has written it.
 func (b *Bridge) enqueue(h *Host, msg []byte) {
+	var p *pendingBatch
 	for i := range b.pending {
-		if p := &b.pending[i]; p.h == h {
-			p.batch.add(msg, b.line)
-			if len(p.batch.msgs) >= maxPending {
-				h.sendBatch(p.batch)
-				p.batch = hostBatch{msgs: *msgsPool.Get().(*[][]byte)}
-			}
-			return
+		if b.pending[i].h == h {
+			p = &b.pending[i]
+			break
 		}
 	}
-	p := pendingBatch{h: h, batch: hostBatch{msgs: *msgsPool.Get().(*[][]byte)}}
-	p.batch.add(msg, b.line)
-	b.pending = append(b.pending, p)
+	if p == nil {
+		b.pending = append(b.pending, pendingBatch{h: h, batch: hostBatch{msgs: *msgsPool.Get().(*[][]byte)}})
+		p = &b.pending[len(b.pending)-1]
+	}
+	if b.joinable(msg) && h.joinsLines() {
+		p.batch.addLine(msg, b.line, b.lineAt)
+	} else {
+		p.batch.add(msg, b.line)
+	}
+	if p.batch.n >= maxPending {
+		h.sendBatch(p.batch)
+		p.batch = hostBatch{msgs: *msgsPool.Get().(*[][]byte)}
+	}
+}
+
+// joinable reports whether msg is the lent line itself, at b.lineAt in
+// its block b.line with its "\n" after it there (hostBatch.addLine).
+func (b *Bridge) joinable(msg []byte) bool {
+	off := b.lineAt
+	if b.line == nil || off < 0 || len(msg) == 0 {
+		return false
+	}
+	end := off + len(msg)
+	return end < len(b.line.buf) && &msg[0] == &b.line.buf[off] && b.line.buf[end] == '\n'
 }
 
 // flushPending hands every pending batch to its host, in order.
 func (b *Bridge) flushPending() {
 	for i := range b.pending {
-		if p := &b.pending[i]; len(p.batch.msgs) > 0 {
+		if p := &b.pending[i]; p.batch.n > 0 {
 			p.h.sendBatch(p.batch)
 			p.batch = hostBatch{}
 		}
@@ -127,7 +149,7 @@ func (b *Bridge) fromAgent(msg []byte) {
 		// by a goroutine, a map or the broker: a copy of its own, and
 		// the spans of env still apply.
 		msg = bytes.Clone(msg)
-		b.line = nil
+		b.line, b.lineAt = nil, -1
 	}
 	if env.Kind != acp.KindResponse && isReserved(env.Method) {
 		b.agentReserved(msg, env)
