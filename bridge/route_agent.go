@@ -174,7 +174,7 @@ func (b *Bridge) fromAgent(msg []byte) {
 	case acp.KindResponse:
 		b.agentResponse(msg, env)
 	case acp.KindNotification:
-		b.agentNotification(msg, env)
+		b.agentNotification(msg, &env)
 	case acp.KindRequest:
 		b.agentRequest(msg, env)
 	}
@@ -239,7 +239,8 @@ func (b *Bridge) agentResponse(msg []byte, env acp.Envelope) {
 }
 
 // agentNotification fans a notification out to the hosts of its session.
-func (b *Bridge) agentNotification(msg []byte, env acp.Envelope) {
+// env is a pointer: the envelope is not copied for every line.
+func (b *Bridge) agentNotification(msg []byte, env *acp.Envelope) {
 	params := env.Params.Bytes(msg)
 	if env.Method == acp.MethodCancelRequest {
 		b.agentCancel(params)
@@ -249,7 +250,7 @@ func (b *Bridge) agentNotification(msg []byte, env acp.Envelope) {
 		b.agentCompleted(params)
 	}
 	if env.Method == acp.MethodSessionUpdate && env.MetaNames { // no _meta: nothing to strip, no copy of env
-		if msg, env = b.stripAgentMeta(msg, env); msg == nil {
+		if msg, *env = b.stripAgentMeta(msg, *env); msg == nil {
 			return
 		}
 	}
