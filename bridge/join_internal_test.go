@@ -155,3 +155,32 @@ func TestRelayedLinesAreByteForByteWithJoining(t *testing.T) {
 		t.Fatalf("got %d lines, want %d", len(g), len(x))
 	}
 }
+
+// TestJoinedLinesAreHandedOverEveryMaxPendingMessages: the agent reader
+// hands a host its pending batch once it holds maxPending messages, when
+// they were joined into one entry too, so a burst of adjacent lines
+// neither waits for the end of the burst nor pins all its blocks.
+func TestJoinedLinesAreHandedOverEveryMaxPendingMessages(t *testing.T) {
+	lines := make([]string, maxPending+10)
+	for i := range lines {
+		lines[i] = fmt.Sprintf(`{"n":%d}`, i)
+	}
+	blk, offs := blockOf(lines...)
+	b := New(&Agent{exited: make(chan struct{})}, Options{})
+	h := NewHost("ide", NewNDJSONConn(strings.NewReader(""), io.Discard, nil, 0), HostOptions{Blocking: true, QueueLen: 16})
+	b.line = blk
+	for i, l := range lines {
+		b.lineAt = offs[i]
+		b.enqueue(h, blk.buf[offs[i]:offs[i]+len(l)])
+	}
+	if len(h.queue) != 1 {
+		t.Fatalf("%d batches handed over after %d adjacent lines, want 1 (at %d messages)", len(h.queue), len(lines), maxPending)
+	}
+	hb := <-h.queue
+	if hb.n != maxPending || len(hb.msgs) != 1 {
+		t.Errorf("handed-over batch: %d messages in %d entries, want %d in 1", hb.n, len(hb.msgs), maxPending)
+	}
+	if p := b.pending[0].batch; p.n != 10 {
+		t.Errorf("pending after the hand-over: %d messages, want 10", p.n)
+	}
+}
