@@ -43,10 +43,16 @@ type template struct {
 	lits []string
 	ends []int // ends[k]: where the text before lits[k] ends in the line (0, then each hole's end)
 	env  Envelope
-	// region[i] of each span endpoint of env (spanPtrs order, start and
-	// end): the index in ends of the text the endpoint lies in.
-	region [2 * envSpans]uint8
+	// fix lists the spans of env that move when the holes before them
+	// change length: the present ones with an endpoint after the first
+	// hole.
+	fix []spanFix
 }
+
+// spanFix is a span of a template's envelope (its index in spanPtrs
+// order) and, for its start and end, the index in ends of the text the
+// endpoint lies in.
+type spanFix struct{ span, r0, r1 uint8 }
 
 // envSpans is the number of spans in an Envelope.
 const envSpans = 12
@@ -59,19 +65,18 @@ func spanPtrs(e *Envelope) [envSpans]*Span {
 }
 
 // Parse returns what the package's Parse returns for line.
-func (p *Parser) Parse(line []byte) (Envelope, error) {
+func (p *Parser) Parse(line []byte) (env Envelope, err error) {
 	for k := range parserTemplates {
 		j := (p.last + k) % parserTemplates
 		if t := p.tmpls[j]; t != nil {
-			var env Envelope
-			if t.match(line, &env) {
+			if t.match(line, &env) { // env is set only on a match
 				p.last = j
 				p.hits++
 				return env, nil
 			}
 		}
 	}
-	env, err := Parse(line)
+	env, err = Parse(line)
 	if err == nil && env.Kind == KindNotification && len(line) <= maxTemplateLine {
 		if t := learn(line, env); t != nil {
 			p.tmpls[p.next] = t
@@ -85,7 +90,9 @@ func (p *Parser) Parse(line []byte) (Envelope, error) {
 // match reports whether line is t's line with other strings in its holes,
 // and sets *env to its envelope.
 func (t *template) match(line []byte, env *Envelope) bool {
-	var ends [maxTemplateHoles + 1]int
+	// moved[k]: how far the text after hole k lies from where it lies in
+	// t's line (moved[0], before the first hole, is 0).
+	var moved [maxTemplateHoles + 1]int
 	pos := 0
 	n := len(t.lits) - 1
 	for k := range n {
@@ -97,20 +104,48 @@ func (t *template) match(line []byte, env *Envelope) bool {
 		if pos = scanString(line, q); pos < 0 {
 			return false
 		}
-		ends[k+1] = pos
+		moved[k+1] = pos - t.ends[k+1]
 	}
 	if string(line[pos:]) != t.lits[n] {
 		return false
 	}
 	*env = t.env
-	for i, s := range spanPtrs(env) {
-		if s.Present() {
-			r0, r1 := t.region[2*i], t.region[2*i+1]
-			s.Start += ends[r0] - t.ends[r0]
-			s.End += ends[r1] - t.ends[r1]
-		}
+	for _, f := range t.fix {
+		s := env.span(f.span)
+		s.Start += moved[f.r0%(maxTemplateHoles+1)]
+		s.End += moved[f.r1%(maxTemplateHoles+1)]
 	}
 	return true
+}
+
+// span returns the span of e at index i in spanPtrs order.
+func (e *Envelope) span(i uint8) *Span {
+	u := &e.Update
+	switch i {
+	case 0:
+		return &e.ID
+	case 1:
+		return &e.Params
+	case 2:
+		return &e.Result
+	case 3:
+		return &e.Error
+	case 4:
+		return &e.JSONRPC
+	case 5:
+		return &u.SessionID
+	case 6:
+		return &u.Update
+	case 7:
+		return &u.Kind
+	case 8:
+		return &u.Content
+	case 9:
+		return &u.MessageID
+	case 10:
+		return &u.ContentType
+	}
+	return &u.Text
 }
 
 // learn makes a template of line, which Parse accepted with env, or
@@ -137,8 +172,8 @@ func learn(line []byte, env Envelope) *template {
 		return uint8(r)
 	}
 	for i, s := range spanPtrs(&env) {
-		if s.Present() {
-			t.region[2*i], t.region[2*i+1] = region(s.Start), region(s.End)
+		if r0, r1 := region(s.Start), region(s.End); s.Present() && r1 > 0 {
+			t.fix = append(t.fix, spanFix{uint8(i), r0, r1})
 		}
 	}
 	return t

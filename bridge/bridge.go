@@ -93,6 +93,10 @@ type Bridge struct {
 	// agent's conn until its next read (nil: the line is the bridge's
 	// own); only the agent reader uses it. See lineBlock.
 	line *lineBlock
+	// lineAt is where the lent line starts in line when a "\n" follows it
+	// there, else -1 (sharedReader.lentAt): such lines are joined in the
+	// batches of NDJSON hosts (hostBatch.addLine).
+	lineAt int
 	// agentParser parses agent messages (only the agent reader uses it).
 	agentParser acp.Parser
 	// reads counts the agent reader's reads; inRead is set while it waits

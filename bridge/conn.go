@@ -28,6 +28,7 @@ type Conn interface {
 type ndjsonConn struct {
 	lr     *lineReader
 	w      *bufio.Writer
+	wr     io.Writer // under w: a long message followed by its newline is written to it directly
 	closer io.Closer
 	once   sync.Once
 }
@@ -36,7 +37,7 @@ type ndjsonConn struct {
 // r and writes newline-terminated messages to w. closer (may be nil) is
 // closed by Close, for example the pipe or file under w.
 func NewNDJSONConn(r io.Reader, w io.Writer, closer io.Closer, maxLineBytes int) Conn {
-	return &ndjsonConn{lr: newLineReader(r, maxLineBytes), w: bufio.NewWriterSize(w, ioBytes), closer: closer}
+	return &ndjsonConn{lr: newLineReader(r, maxLineBytes), w: bufio.NewWriterSize(w, ioBytes), wr: w, closer: closer}
 }
 
 // newRecyclingConn is NewNDJSONConn for the agent's stdout: its lines can
@@ -53,6 +54,9 @@ func newRecyclingConn(r io.Reader, w io.Writer, closer io.Closer, maxLineBytes i
 // lineBlock.
 type sharedReader interface {
 	readShared() (msg []byte, blk *lineBlock, err error)
+	// lentAt returns where msg, just lent by readShared, starts in blk
+	// when its "\n" follows it there, else -1 (lineReader.lentAt).
+	lentAt(msg []byte) int
 }
 
 // ReadMessage returns the next line, without its newline ([Conn]); a
@@ -68,9 +72,28 @@ func (c *ndjsonConn) ReadMessage() ([]byte, error) {
 // readShared lends the next line ([sharedReader]).
 func (c *ndjsonConn) readShared() ([]byte, *lineBlock, error) { return c.lr.readShared() }
 
-// WriteMessages writes msgs, each followed by "\n", and flushes once.
+func (c *ndjsonConn) lentAt(msg []byte) int { return c.lr.lentAt(msg) }
+
+// directBytes is the least length of a message that WriteMessages writes
+// straight from its memory, when its newline follows it there, instead of
+// copying it into the buffer: at this size one more write system call
+// costs about what the copy does.
+const directBytes = 16 << 10
+
+// WriteMessages writes msgs, each followed by "\n", and flushes once. A
+// long message whose capacity holds the "\n" right after it (joined lines
+// of the agent's stdout, hostBatch) is written in one piece from there.
 func (c *ndjsonConn) WriteMessages(msgs [][]byte) error {
 	for _, m := range msgs {
+		if n := len(m); n >= directBytes && cap(m) > n && m[:n+1][n] == '\n' {
+			if err := c.w.Flush(); err != nil {
+				return err
+			}
+			if _, err := c.wr.Write(m[:n+1]); err != nil {
+				return err
+			}
+			continue
+		}
 		if _, err := c.w.Write(m); err != nil {
 			return err
 		}

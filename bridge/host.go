@@ -146,18 +146,62 @@ func (h *Host) Err() error {
 // each retained once for the batch: the writer releases them once it has
 // written the batch. A batch that is never written (the host is gone) is
 // released by sendBatch or left to the collector, never released early.
+//
+// For a host that writes NDJSON (joinsLines), lines that lie one after
+// the other in a block are joined into one entry of msgs, the slice of the
+// block from the first line's start to the last line's end (the newlines
+// between them included, the last one just past the entry's length and
+// within its capacity): the writer then writes them in one piece from the
+// block (ndjsonConn.WriteMessages) and the batch carries one entry instead
+// of hundreds. n and bytes count the messages and their bytes, newlines
+// not included, as if none were joined.
 type hostBatch struct {
 	msgs   [][]byte
 	blocks []*lineBlock
+	n      int // messages in msgs (more than len(msgs) when lines were joined); 0: len(msgs)
+	bytes  int // bytes of those messages (valid when n > 0)
+	runEnd int // where the last entry ends in the last block when it may be joined to, else 0
 }
 
 // add appends msg, a line of blk (nil: a message of its own), retaining
 // blk unless the batch already holds it.
 func (hb *hostBatch) add(msg []byte, blk *lineBlock) {
+	hb.count()
 	hb.msgs = append(hb.msgs, msg)
+	hb.n++
+	hb.bytes += len(msg)
+	hb.runEnd = 0
 	if blk != nil && (len(hb.blocks) == 0 || hb.blocks[len(hb.blocks)-1] != blk) {
 		blk.retain()
 		hb.blocks = append(hb.blocks, blk)
+	}
+}
+
+// addLine appends msg, which is blk.buf[off:off+len(msg)] with a "\n" at
+// blk.buf[off+len(msg)], joining it to the last entry when that ends in
+// the same block just before this line's start (its newline between).
+func (hb *hostBatch) addLine(msg []byte, blk *lineBlock, off int) {
+	end := off + len(msg)
+	if k := len(hb.msgs) - 1; k >= 0 && hb.runEnd > 0 && hb.runEnd+1 == off && hb.blocks[len(hb.blocks)-1] == blk {
+		start := hb.runEnd - len(hb.msgs[k])
+		hb.msgs[k] = blk.buf[start : end : end+1]
+		hb.n++
+		hb.bytes += len(msg)
+		hb.runEnd = end
+		return
+	}
+	hb.add(blk.buf[off:end:end+1], blk)
+	hb.runEnd = end
+}
+
+// count makes n and bytes valid (a batch built as a literal has n 0).
+func (hb *hostBatch) count() {
+	if hb.n == 0 {
+		hb.bytes = 0
+		for _, m := range hb.msgs {
+			hb.bytes += len(m)
+		}
+		hb.n = len(hb.msgs)
 	}
 }
 
@@ -168,6 +212,14 @@ func (hb *hostBatch) release() {
 		hb.blocks[i] = nil
 	}
 	hb.blocks = hb.blocks[:0]
+}
+
+// joinsLines reports whether lines of the agent may be joined in the
+// host's batches: its Conn writes NDJSON itself (not wrapped by a tap,
+// which records each message).
+func (h *Host) joinsLines() bool {
+	_, ok := h.conn.(*ndjsonConn)
+	return ok
 }
 
 // send queues msg for the host. It reports false when the host is gone or,
@@ -187,12 +239,8 @@ func (h *Host) sendBatch(hb hostBatch) bool {
 }
 
 func (h *Host) queueBatch(hb hostBatch) bool {
-	msgs := hb.msgs
-	var n int64
-	for _, m := range msgs {
-		n += int64(len(m))
-	}
-	k := int64(len(msgs))
+	hb.count()
+	n, k := int64(hb.bytes), int64(hb.n)
 	full := func() bool {
 		q, c := h.queued.Load(), h.msgs.Load()
 		return c > 0 && (q+n > h.maxBytes || c+k > h.maxMsgs)
@@ -239,13 +287,11 @@ func (h *Host) reserve(bytes, msgs int64) {
 	h.msgs.Add(msgs)
 }
 
-// written accounts for messages the writer has written.
-func (h *Host) written(batch [][]byte) {
-	var n int64
-	for _, m := range batch {
-		n += int64(len(m))
-	}
-	h.reserve(-n, -int64(len(batch)))
+// written accounts for the messages of batch, which the writer has
+// written.
+func (h *Host) written(batch *hostBatch) {
+	batch.count()
+	h.reserve(-int64(batch.bytes), -int64(batch.n))
 	select {
 	case h.space <- struct{}{}:
 	default:
@@ -281,9 +327,8 @@ func (h *Host) writeLoop() {
 	for {
 		select {
 		case hb := <-h.queue:
-			batch.msgs = append(batch.msgs[:0], hb.msgs...)
-			batch.blocks = append(batch.blocks[:0], hb.blocks...)
-			recycleMsgs(hb.msgs)
+			batch.msgs, batch.n, batch.bytes = batch.msgs[:0], 0, 0
+			batch.take(hb)
 			h.drain(&batch)
 			err := h.conn.WriteMessages(batch.msgs)
 			batch.release()
@@ -291,13 +336,13 @@ func (h *Host) writeLoop() {
 				h.disconnect(err)
 				return
 			}
-			h.written(batch.msgs)
+			h.written(&batch)
 			clear(batch.msgs)
 		case <-h.gone:
 			return
 		case <-h.flush:
 			for {
-				batch.msgs = batch.msgs[:0]
+				batch.msgs, batch.n, batch.bytes = batch.msgs[:0], 0, 0
 				h.drain(&batch)
 				if len(batch.msgs) == 0 {
 					return
@@ -315,16 +360,26 @@ func (h *Host) writeLoop() {
 
 // drain moves what else is queued into batch, up to about 1024 messages.
 func (h *Host) drain(batch *hostBatch) {
-	for len(batch.msgs) < 1024 {
+	for batch.n < 1024 {
 		select {
 		case hb := <-h.queue:
-			batch.msgs = append(batch.msgs, hb.msgs...)
-			batch.blocks = append(batch.blocks, hb.blocks...)
-			recycleMsgs(hb.msgs)
+			batch.take(hb)
 		default:
 			return
 		}
 	}
+}
+
+// take moves the messages and block holds of hb, a queued batch, to the
+// end of batch (the writer's), and recycles hb's slice.
+func (batch *hostBatch) take(hb hostBatch) {
+	hb.count()
+	batch.count()
+	batch.msgs = append(batch.msgs, hb.msgs...)
+	batch.blocks = append(batch.blocks, hb.blocks...)
+	batch.n += hb.n
+	batch.bytes += hb.bytes
+	recycleMsgs(hb.msgs)
 }
 
 // mintID returns a fresh id for an agent → host request, as raw JSON, and

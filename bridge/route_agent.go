@@ -25,6 +25,10 @@ func (b *Bridge) readAgent() {
 			// Lent until the next read: fromAgent retains the block for
 			// what it queues and copies anything else it keeps.
 			msg, b.line, err = sr.readShared()
+			b.lineAt = -1
+			if b.line != nil {
+				b.lineAt = sr.lentAt(msg)
+			}
 		} else {
 			msg, err = b.agent.conn.ReadMessage()
 		}
@@ -42,7 +46,7 @@ func (b *Bridge) readAgent() {
 			return
 		}
 		b.fromAgent(msg)
-		b.line = nil
+		b.line, b.lineAt = nil, -1
 		if b.agent.buffered() == 0 {
 			b.flushPending() // about to wait for the agent: hand over what is pending
 		}
@@ -80,25 +84,43 @@ func recycleMsgs(msgs [][]byte) {
 // (its block is b.line): the batch retains the block until h's writer
 // has written it.
 func (b *Bridge) enqueue(h *Host, msg []byte) {
+	var p *pendingBatch
 	for i := range b.pending {
-		if p := &b.pending[i]; p.h == h {
-			p.batch.add(msg, b.line)
-			if len(p.batch.msgs) >= maxPending {
-				h.sendBatch(p.batch)
-				p.batch = hostBatch{msgs: *msgsPool.Get().(*[][]byte)}
-			}
-			return
+		if b.pending[i].h == h {
+			p = &b.pending[i]
+			break
 		}
 	}
-	p := pendingBatch{h: h, batch: hostBatch{msgs: *msgsPool.Get().(*[][]byte)}}
-	p.batch.add(msg, b.line)
-	b.pending = append(b.pending, p)
+	if p == nil {
+		b.pending = append(b.pending, pendingBatch{h: h, batch: hostBatch{msgs: *msgsPool.Get().(*[][]byte)}})
+		p = &b.pending[len(b.pending)-1]
+	}
+	if b.joinable(msg) && h.joinsLines() {
+		p.batch.addLine(msg, b.line, b.lineAt)
+	} else {
+		p.batch.add(msg, b.line)
+	}
+	if p.batch.n >= maxPending {
+		h.sendBatch(p.batch)
+		p.batch = hostBatch{msgs: *msgsPool.Get().(*[][]byte)}
+	}
+}
+
+// joinable reports whether msg is the lent line itself, at b.lineAt in
+// its block b.line with its "\n" after it there (hostBatch.addLine).
+func (b *Bridge) joinable(msg []byte) bool {
+	off := b.lineAt
+	if b.line == nil || off < 0 || len(msg) == 0 {
+		return false
+	}
+	end := off + len(msg)
+	return end < len(b.line.buf) && &msg[0] == &b.line.buf[off] && b.line.buf[end] == '\n'
 }
 
 // flushPending hands every pending batch to its host, in order.
 func (b *Bridge) flushPending() {
 	for i := range b.pending {
-		if p := &b.pending[i]; len(p.batch.msgs) > 0 {
+		if p := &b.pending[i]; p.batch.n > 0 {
 			p.h.sendBatch(p.batch)
 			p.batch = hostBatch{}
 		}
@@ -127,7 +149,7 @@ func (b *Bridge) fromAgent(msg []byte) {
 		// by a goroutine, a map or the broker: a copy of its own, and
 		// the spans of env still apply.
 		msg = bytes.Clone(msg)
-		b.line = nil
+		b.line, b.lineAt = nil, -1
 	}
 	if env.Kind != acp.KindResponse && isReserved(env.Method) {
 		b.agentReserved(msg, env)
@@ -152,7 +174,7 @@ func (b *Bridge) fromAgent(msg []byte) {
 	case acp.KindResponse:
 		b.agentResponse(msg, env)
 	case acp.KindNotification:
-		b.agentNotification(msg, env)
+		b.agentNotification(msg, &env)
 	case acp.KindRequest:
 		b.agentRequest(msg, env)
 	}
@@ -217,7 +239,8 @@ func (b *Bridge) agentResponse(msg []byte, env acp.Envelope) {
 }
 
 // agentNotification fans a notification out to the hosts of its session.
-func (b *Bridge) agentNotification(msg []byte, env acp.Envelope) {
+// env is a pointer: the envelope is not copied for every line.
+func (b *Bridge) agentNotification(msg []byte, env *acp.Envelope) {
 	params := env.Params.Bytes(msg)
 	if env.Method == acp.MethodCancelRequest {
 		b.agentCancel(params)
@@ -227,7 +250,7 @@ func (b *Bridge) agentNotification(msg []byte, env acp.Envelope) {
 		b.agentCompleted(params)
 	}
 	if env.Method == acp.MethodSessionUpdate && env.MetaNames { // no _meta: nothing to strip, no copy of env
-		if msg, env = b.stripAgentMeta(msg, env); msg == nil {
+		if msg, *env = b.stripAgentMeta(msg, *env); msg == nil {
 			return
 		}
 	}

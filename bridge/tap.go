@@ -101,3 +101,11 @@ func (c *tapConn) readShared() ([]byte, *lineBlock, error) {
 	}
 	return m, blk, err
 }
+
+// lentAt is the wrapped Conn's ([sharedReader]), or -1.
+func (c *tapConn) lentAt(msg []byte) int {
+	if sr, ok := c.Conn.(sharedReader); ok {
+		return sr.lentAt(msg)
+	}
+	return -1
+}
