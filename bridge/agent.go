@@ -81,17 +81,19 @@ func StartAgent(opts AgentOptions) (*Agent, error) {
 	return a, nil
 }
 
-// buffered returns how many bytes of the agent's stdout are read but not
-// yet returned as messages.
-func (a *Agent) buffered() int {
+// lineBuffered reports whether a whole line of the agent's stdout is read
+// but not yet returned, so that the next read returns without waiting for
+// the agent. Bytes of a line still arriving do not count: the reader
+// hands over what is pending before it waits for the rest.
+func (a *Agent) lineBuffered() bool {
 	c := a.conn
 	if t, ok := c.(*tapConn); ok {
 		c = t.Conn
 	}
 	if c, ok := c.(*ndjsonConn); ok {
-		return c.lr.buffered()
+		return c.lr.lineBuffered()
 	}
-	return 0
+	return false
 }
 
 // closeStdout unblocks a read of the agent's stdout that waits for output

@@ -120,8 +120,11 @@ func newLineReader(r io.Reader, max int) *lineReader {
 	return &lineReader{r: r, max: max}
 }
 
-// buffered returns how many bytes are read but not yet returned as lines.
-func (lr *lineReader) buffered() int { return lr.end - lr.start }
+// lineBuffered reports whether buf[start:end] holds a whole line (or the
+// rest of a line being skipped), so that the next read needs no read of r.
+func (lr *lineReader) lineBuffered() bool {
+	return lr.end > lr.start && bytes.IndexByte(lr.buf[lr.start:lr.end], '\n') >= 0
+}
 
 // next returns the next non-empty line without its "\n" (and "\r\n"), in a
 // slice the caller owns (it may share a block with other lines, never a

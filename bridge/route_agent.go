@@ -47,7 +47,7 @@ func (b *Bridge) readAgent() {
 		}
 		b.fromAgent(msg)
 		b.line, b.lineAt = nil, -1
-		if b.agent.buffered() == 0 {
+		if !b.agent.lineBuffered() {
 			b.flushPending() // about to wait for the agent: hand over what is pending
 		}
 	}

@@ -1,0 +1,80 @@
+package bridge
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/acpmux/acpmux/confirm"
+)
+
+// TestWholeLinesAreNotHeldBackByALineStillArriving: the agent writes a
+// session/update notification and, in the same write, the first bytes of
+// a long line it then takes its time to finish. The host gets the whole
+// notification at once: the reader hands over what is pending before it
+// waits for the rest of the line, not after.
+func TestWholeLinesAreNotHeldBackByALineStillArriving(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	br, err := confirm.NewBroker(confirm.Options{DefaultTimeout: time.Minute, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	brDone := make(chan struct{})
+	go func() { defer close(brDone); br.Run(ctx) }()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := &Agent{exited: make(chan struct{}), conn: newRecyclingConn(r, io.Discard, r, 0)}
+	b := New(agent, Options{Broker: br, Logger: log})
+	conn := captureConn{got: make(chan string, 16), done: make(chan struct{})}
+	h := NewHost("ide", conn, HostOptions{Blocking: true})
+	b.mu.Lock()
+	b.primary = h
+	b.hosts = []*Host{h}
+	b.addSessionLocked("s1", "/tmp", h)
+	b.mu.Unlock()
+	wdone := make(chan struct{})
+	go func() { defer close(wdone); h.writeLoop() }()
+	rdone := make(chan struct{})
+	go func() { defer close(rdone); b.readAgent() }()
+	t.Cleanup(func() {
+		w.Close()
+		<-rdone
+		cancel()
+		<-brDone
+		h.disconnect(errBridgeClosed)
+		close(conn.done)
+		<-wdone
+	})
+
+	update := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hello"}}}}`
+	if _, err := io.WriteString(w, update+"\n"+`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"`); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-conn.got:
+		if got != update {
+			t.Fatalf("host got %q, want %q", got, update)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the whole line waited for the line after it")
+	}
+	rest := strings.Repeat("x", 100) + `"}}}}`
+	if _, err := io.WriteString(w, rest+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-conn.got:
+		if !strings.HasSuffix(got, rest) {
+			t.Fatalf("host got %q, want the second line", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second line never reached the host")
+	}
+}
