@@ -93,6 +93,9 @@ func (g *gateConfig) apply(o confirm.Options) confirm.Options {
 func (g *gateConfig) watchReload(br *confirm.Broker, log *slog.Logger) (stop func()) {
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, syscall.SIGHUP)
+	if g.policyPath != "" {
+		log.Debug("SIGHUP reloads the policy from now on", "file", g.policyPath)
+	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
