@@ -399,13 +399,14 @@ func (c *Client) answered(data []byte, env acp.Envelope) {
 	}
 }
 
-// abstain forgets d and makes the lead's copy abstain in the broker.
+// abstain forgets d and makes the lead's copy abstain in the broker, then
+// logs it (once logged, the abstention is in d's journal).
 func (c *Client) abstain(d *confirm.Decision, reason string) {
 	c.mu.Lock()
 	delete(c.pending, d.ID())
 	c.mu.Unlock()
-	c.log.Warn("upstream: no answer from the lead", "decision", d.ID(), "reason", reason)
 	c.opts.Broker.Abstain(d.ID(), c.HostID(), reason)
+	c.log.Warn("upstream: no answer from the lead", "decision", d.ID(), "reason", reason)
 }
 
 func (c *Client) write(conn *websocket.Conn, msg []byte) {
