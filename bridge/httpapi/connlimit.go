@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // DefaultMaxConnections is the default of --max-connections: far more than
@@ -23,11 +24,14 @@ const DefaultMaxConnections = 128
 // keep-alive connection between requests (this needs the ConnState of
 // [NewServer]; any byte of a new request ends it). When a new connection
 // arrives at the cap, the oldest unauthenticated connection is closed to
-// make room, or else the one idle the longest, so a flood of slow or idle
+// make room, or else the one idle the longest if it has been idle for at
+// least a second, so a flood of slow or idle
 // clients without the token never locks out one that has it, and idle
-// keep-alive connections, whatever their token, never starve the cap; when
-// every open connection is authenticated and busy (a request in progress,
-// an event stream, a WebSocket host), the new one is accepted and closed at
+// keep-alive connections, whatever their token, never starve the cap, while
+// a client that sends requests one after another on its connection is not
+// cut off between two of them; when every open connection is authenticated
+// and busy (a request in progress, an event stream, a WebSocket host) or
+// idle for less than a second, the new one is accepted and closed at
 // once rather than queued. Unlike netutil.LimitListener it
 // never blocks Accept. log receives one line when the cap is first reached.
 // See docs/security.md, "Limits".
@@ -54,6 +58,13 @@ type limitListener struct {
 	streams int          // open GET /v1/events streams ([Events])
 }
 
+// minIdleToClose is how long an authenticated keep-alive connection must
+// have been idle before it may be closed to make room at the cap (a
+// second; tests change it): a client's next request on it usually follows
+// sooner, and closing a connection while a request is on its way to it
+// fails that request.
+var minIdleToClose = time.Second
+
 // acquireStream counts a new event stream, or says why there is no room:
 // streams take at most half of the connections, so that the others stay
 // free for the requests of the API, the page and the WebSocket hosts.
@@ -75,9 +86,10 @@ func (l *limitListener) acquireStream() (release func(), refused string) {
 }
 
 // Accept returns the next connection, closing the oldest unauthenticated
-// one when the cap is reached, else the one idle the longest, or closing
-// the new one when every open connection is authenticated and busy. Errors
-// are those of the wrapped listener.
+// one when the cap is reached, else the one idle the longest (for a second
+// at least), or closing the new one when every open connection is
+// authenticated and busy or idle for less. Errors are those of the
+// wrapped listener.
 func (l *limitListener) Accept() (net.Conn, error) {
 	for {
 		c, err := l.Listener.Accept()
@@ -110,7 +122,7 @@ func (l *limitListener) admit(lc *limitConn) (victim *limitConn, ok bool) {
 		switch {
 		case len(l.unauth) > 0:
 			victim = l.unauth[0]
-		case len(l.idle) > 0:
+		case len(l.idle) > 0 && time.Since(l.idle[0].idleSince) >= minIdleToClose:
 			victim = l.idle[0]
 		default:
 			return nil, false
@@ -153,11 +165,12 @@ func remove(list []*limitConn, c *limitConn) []*limitConn {
 // except that idle is also read without it.
 type limitConn struct {
 	net.Conn
-	l       *limitListener
-	tracked bool        // counted in l.open
-	auth    bool        // the guard saw the token on this connection
-	idle    atomic.Bool // in l.idle: authenticated, between requests
-	once    sync.Once
+	l         *limitListener
+	tracked   bool        // counted in l.open
+	auth      bool        // the guard saw the token on this connection
+	idle      atomic.Bool // in l.idle: authenticated, between requests
+	idleSince time.Time   // when idle last became true
+	once      sync.Once
 }
 
 // Read reads from the connection; the first byte of a new request ends
@@ -182,6 +195,7 @@ func (c *limitConn) setIdle(idle bool) {
 	}
 	c.idle.Store(idle)
 	if idle {
+		c.idleSince = time.Now()
 		l.idle = append(l.idle, c)
 	} else {
 		l.idle = remove(l.idle, c)

@@ -370,13 +370,21 @@ func (s *server) failWith(w http.ResponseWriter, r *http.Request, err error, v c
 			body.Error.Field, body.Error.Reason = fe.Field, fe.Reason
 		}
 	default:
+		// The cause (a store's SQL error, a driver's text) is for the
+		// operator's log, never for the client: it can name tables, paths
+		// and addresses.
 		s.log.Error("httpapi: request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		body.Error.Message = internalMessage
 	}
 	if status == http.StatusConflict && v.ID != "" {
 		body.Decision = &v
 	}
 	writeJSON(w, status, body)
 }
+
+// internalMessage is the message of a 500 response: the error itself is
+// logged.
+const internalMessage = "acpmux could not serve this request (the error is in acpmux's log)"
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
 	var body ErrorBody

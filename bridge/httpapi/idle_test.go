@@ -14,6 +14,7 @@ import (
 // any token cannot starve --max-connections. A busy one (a request in
 // progress) is not closed, and the others keep working.
 func TestIdleKeepAliveConnectionIsClosedToMakeRoom(t *testing.T) {
+	setMinIdleToClose(t, 0)
 	active := make(chan struct{}, 16)
 	idle := make(chan string, 16) // the remote address of a connection the server saw go idle
 	addr := serveLimitedWatched(t, 4, func(c net.Conn, st http.ConnState) {
@@ -51,6 +52,48 @@ func TestIdleKeepAliveConnectionIsClosedToMakeRoom(t *testing.T) {
 	if resp := finishBusyPost(t, busy); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("the busy connection: status %d, want 404", resp.StatusCode)
 	}
+}
+
+// A client that sends its requests one after another on a keep-alive
+// connection is not cut off between two of them: a connection idle for
+// less than minIdleToClose is not closed to make room; the new connection
+// is refused instead, and the idle one keeps working.
+func TestBrieflyIdleConnectionIsNotClosedToMakeRoom(t *testing.T) {
+	setMinIdleToClose(t, time.Hour)
+	idle := make(chan string, 16)
+	addr := serveLimitedWatched(t, 2, func(c net.Conn, st http.ConnState) {
+		if st == http.StateIdle {
+			idle <- c.RemoteAddr().String()
+		}
+	})
+	req := strings.Replace(capsReq, "ADDR", addr, 1)
+	var conns []net.Conn
+	var bufs []*bufio.Reader
+	for range 2 {
+		c := dial(t, addr)
+		br := bufio.NewReader(c)
+		if resp := roundTrip(t, c, br, req); resp.StatusCode != http.StatusOK {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		waitIdle(t, idle, c)
+		conns, bufs = append(conns, c), append(bufs, br)
+	}
+	c := dial(t, addr)
+	if !closedByServer(c, bufio.NewReader(c)) {
+		t.Error("the new connection was not refused at a cap of briefly idle connections")
+	}
+	for i := range conns {
+		if resp := roundTrip(t, conns[i], bufs[i], req); resp.StatusCode != http.StatusOK {
+			t.Errorf("briefly idle connection %d: status %d, want 200", i, resp.StatusCode)
+		}
+	}
+}
+
+// setMinIdleToClose sets minIdleToClose for the test.
+func setMinIdleToClose(t *testing.T, d time.Duration) {
+	old := minIdleToClose
+	minIdleToClose = d
+	t.Cleanup(func() { minIdleToClose = old })
 }
 
 // waitIdle waits until the server has seen c go idle after a request.
