@@ -14,12 +14,15 @@ import (
 // maxMemoryItems bounds the audit rows kept in memory without a store.
 const maxMemoryItems = 10000
 
-// afterClose runs the gate's work once d closed as res: the audit row, the
+// afterClose runs the gate's work once d closed as res: the audit row
+// (unrecorded, or nil when it was stored with the closing events), the
 // circuit breaker, the answer's scope, and leaving plan mode when a human
 // approved a switch_mode request.
-func (b *Broker) afterClose(d *Decision, t transition, res Resolution) {
+func (b *Broker) afterClose(d *Decision, t transition, res Resolution, unrecorded *gate.PlanItem) {
 	item := b.planItem(d, t, res)
-	b.recordItem(item)
+	if unrecorded != nil {
+		b.recordItem(*unrecorded)
+	}
 	if t.Status == store.StatusAnswered && t.Reason == store.ReasonAnswered {
 		b.remember(d, t.Answer, t.By)
 	}
