@@ -14,14 +14,13 @@ import (
 // maxMemoryItems bounds the audit rows kept in memory without a store.
 const maxMemoryItems = 10000
 
-// afterClose runs the gate's work once d closed as res: the audit row
-// (unrecorded, or nil when it was stored with the closing events), the
-// circuit breaker, the answer's scope, and leaving plan mode when a human
+// afterClose runs the gate's work once d closed as res: the audit row item
+// (written here unless recorded with the closing events), the circuit
+// breaker, the answer's scope, and leaving plan mode when a human
 // approved a switch_mode request.
-func (b *Broker) afterClose(d *Decision, t transition, res Resolution, unrecorded *gate.PlanItem) {
-	item := b.planItem(d, t, res)
-	if unrecorded != nil {
-		b.recordItem(*unrecorded)
+func (b *Broker) afterClose(d *Decision, t transition, res Resolution, item gate.PlanItem, recorded bool) {
+	if !recorded {
+		b.recordItem(item)
 	}
 	if t.Status == store.StatusAnswered && t.Reason == store.ReasonAnswered {
 		b.remember(d, t.Answer, t.By)

@@ -136,13 +136,13 @@ func (b *Broker) finish(d *Decision, t transition, pending ...store.Event) {
 	}
 	res := d.res
 	d.mu.Unlock()
-	var item *gate.PlanItem
+	var item gate.PlanItem
+	recorded := false
 	if !d.snap.isQuestion() { // the gate's audit is for permissions
-		it := b.planItem(d, t, res)
-		item = &it
-	}
-	if b.persistClosing(d, item, append(pending, evs...)) { // closing.go
-		item = nil // stored with the events
+		item = b.planItem(d, t, res)
+		recorded = b.persistClosing(d, item, append(pending, evs...)) // closing.go
+	} else {
+		b.persist(d, append(pending, evs...)...)
 	}
 	for _, p := range others {
 		p.Withdraw(d, res)
@@ -152,7 +152,7 @@ func (b *Broker) finish(d *Decision, t transition, pending ...store.Event) {
 	}
 	b.retire(d)
 	if !d.snap.isQuestion() { // the gate's audit, remembered verdicts and breaker are for permissions
-		b.afterClose(d, t, res, item)
+		b.afterClose(d, t, res, item, recorded)
 		b.tellBlocked(d)
 	}
 	b.countClosed(d, res)

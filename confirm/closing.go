@@ -9,17 +9,17 @@ import (
 )
 
 // persistClosing stores the journal events evs of d's closing and, when
-// item is not nil and the store writes both in one transaction
-// ([store.ClosingAppender]), d's audit row with them, reporting whether
-// it did; otherwise (also when that write fails) it stores evs as persist
-// does and reports false: the caller records the row.
-func (b *Broker) persistClosing(d *Decision, item *gate.PlanItem, evs []store.Event) bool {
+// the store writes both in one transaction ([store.ClosingAppender]), d's
+// audit row item with them, reporting whether it did; otherwise (also when
+// that write fails) it stores evs as persist does and reports false: the
+// caller records the row.
+func (b *Broker) persistClosing(d *Decision, item gate.PlanItem, evs []store.Event) bool {
 	ca, ok := b.store.(store.ClosingAppender)
-	if !ok || item == nil {
+	if !ok {
 		b.persist(d, evs...)
 		return false
 	}
-	doc, err := json.Marshal(*item)
+	doc, err := json.Marshal(item)
 	if err != nil {
 		b.persist(d, evs...)
 		return false
