@@ -14,12 +14,14 @@ import (
 // maxMemoryItems bounds the audit rows kept in memory without a store.
 const maxMemoryItems = 10000
 
-// afterClose runs the gate's work once d closed as res: the audit row, the
-// circuit breaker, the answer's scope, and leaving plan mode when a human
+// afterClose runs the gate's work once d closed as res: the audit row item
+// (written here unless recorded with the closing events), the circuit
+// breaker, the answer's scope, and leaving plan mode when a human
 // approved a switch_mode request.
-func (b *Broker) afterClose(d *Decision, t transition, res Resolution) {
-	item := b.planItem(d, t, res)
-	b.recordItem(item)
+func (b *Broker) afterClose(d *Decision, t transition, res Resolution, item gate.PlanItem, recorded bool) {
+	if !recorded {
+		b.recordItem(item)
+	}
 	if t.Status == store.StatusAnswered && t.Reason == store.ReasonAnswered {
 		b.remember(d, t.Answer, t.By)
 	}

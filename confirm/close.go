@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/acpmux/acpmux/confirm/gate"
 	"github.com/acpmux/acpmux/confirm/question"
 	"github.com/acpmux/acpmux/confirm/store"
 	"strings"
@@ -135,7 +136,14 @@ func (b *Broker) finish(d *Decision, t transition, pending ...store.Event) {
 	}
 	res := d.res
 	d.mu.Unlock()
-	b.persist(d, append(pending, evs...)...)
+	var item gate.PlanItem
+	recorded := false
+	if !d.snap.isQuestion() { // the gate's audit is for permissions
+		item = b.planItem(d, t, res)
+		recorded = b.persistClosing(d, item, append(pending, evs...)) // closing.go
+	} else {
+		b.persist(d, append(pending, evs...)...)
+	}
 	for _, p := range others {
 		p.Withdraw(d, res)
 	}
@@ -144,7 +152,7 @@ func (b *Broker) finish(d *Decision, t transition, pending ...store.Event) {
 	}
 	b.retire(d)
 	if !d.snap.isQuestion() { // the gate's audit, remembered verdicts and breaker are for permissions
-		b.afterClose(d, t, res)
+		b.afterClose(d, t, res, item, recorded)
 		b.tellBlocked(d)
 	}
 	b.countClosed(d, res)

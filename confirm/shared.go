@@ -144,7 +144,7 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for ctx.Err() == nil {
-			if err := sh.Watch(ctx, func(id string) { b.shared.broadcast(id); w.add(b, id) }); err != nil {
+			if err := watchClaims(ctx, sh, func(id string, claimed *store.Record) { b.shared.broadcast(id); w.add(b, id, claimed) }); err != nil {
 				b.log.Warn("confirm: store watch failed; retrying", "err", err)
 				select {
 				case <-ctx.Done():
@@ -160,12 +160,12 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 				return
 			case <-w.ready:
 			}
-			ids, all := w.take()
+			ids, claimed, all := w.take()
 			if all {
 				b.settleAll(ctx, sh)
 			}
 			for _, id := range ids {
-				b.settleOne(ctx, sh, id)
+				b.settleOne(ctx, sh, id, claimed[id])
 			}
 			if all { // a note wakes the watch with "" (store.Shared.Watch)
 				b.journalNotes(ctx) // notes.go: after settling, which the agent waits for
@@ -181,7 +181,7 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 			return nil
 		case <-t.C:
 			b.beat(ctx, sh, opts)
-			w.add(b, "") // a missed notification is settled within a heartbeat
+			w.add(b, "", nil) // a missed notification is settled within a heartbeat
 		}
 	}
 }
@@ -218,21 +218,30 @@ func (b *Broker) settleAll(ctx context.Context, sh store.Shared) {
 		return
 	}
 	for _, id := range ids {
-		b.settleOne(ctx, sh, id)
+		b.settleOne(ctx, sh, id, nil)
 	}
 }
 
 // settleOne settles decision id when it is this broker's, open here and
-// closed in the store.
-func (b *Broker) settleOne(ctx context.Context, sh store.Shared, id string) {
+// closed in the store: with claimed, the outcome the store's notification
+// of the claim carried ([store.ClaimWatcher]), else with the row read.
+func (b *Broker) settleOne(ctx context.Context, sh store.Shared, id string, claimed *store.Record) {
 	b.mu.Lock()
 	d := b.byID[id]
 	b.mu.Unlock()
 	if d == nil || d.Status().Closed() {
 		return
 	}
-	rec, err := sh.Get(ctx, id)
-	if err != nil || !rec.Status.Closed() {
+	var rec store.Record
+	if claimed != nil && claimed.ID == id {
+		rec = *claimed
+	} else {
+		var err error
+		if rec, err = sh.Get(ctx, id); err != nil {
+			return
+		}
+	}
+	if !rec.Status.Closed() {
 		return
 	}
 	d.mu.Lock()
@@ -248,16 +257,18 @@ func (b *Broker) settleOne(ctx context.Context, sh store.Shared, id string) {
 // wakeups collects what the store's watch reported for the settling
 // goroutine: decision ids of this broker, or "all" for an unknown change.
 type wakeups struct {
-	ready chan struct{} // has a value when there is something to take
-	mu    sync.Mutex    // guards ids, all
-	ids   []string
-	all   bool
+	ready   chan struct{} // has a value when there is something to take
+	mu      sync.Mutex    // guards ids, claimed, all
+	ids     []string
+	claimed map[string]*store.Record // by id: the outcome a claim's notification carried
+	all     bool
 }
 
 func newWakeups() *wakeups { return &wakeups{ready: make(chan struct{}, 1)} }
 
-// add notes id ("" for an unknown change) when it may be b's.
-func (w *wakeups) add(b *Broker, id string) {
+// add notes id ("" for an unknown change), and the outcome its claim's
+// notification carried (or nil), when it may be b's.
+func (w *wakeups) add(b *Broker, id string, claimed *store.Record) {
 	if id != "" {
 		b.mu.Lock()
 		d := b.byID[id]
@@ -271,6 +282,12 @@ func (w *wakeups) add(b *Broker, id string) {
 		w.all = true
 	} else {
 		w.ids = append(w.ids, id)
+		if claimed != nil {
+			if w.claimed == nil {
+				w.claimed = map[string]*store.Record{}
+			}
+			w.claimed[id] = claimed
+		}
 	}
 	w.mu.Unlock()
 	select {
@@ -280,12 +297,21 @@ func (w *wakeups) add(b *Broker, id string) {
 }
 
 // take returns and clears what was noted.
-func (w *wakeups) take() ([]string, bool) {
+func (w *wakeups) take() ([]string, map[string]*store.Record, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	ids, all := w.ids, w.all
-	w.ids, w.all = nil, false
-	return ids, all
+	ids, claimed, all := w.ids, w.claimed, w.all
+	w.ids, w.claimed, w.all = nil, nil, false
+	return ids, claimed, all
+}
+
+// watchClaims runs the store's watch, with the outcomes claims'
+// notifications carry where the store has them ([store.ClaimWatcher]).
+func watchClaims(ctx context.Context, sh store.Shared, changed func(id string, claimed *store.Record)) error {
+	if cw, ok := sh.(store.ClaimWatcher); ok {
+		return cw.WatchClaims(ctx, changed)
+	}
+	return sh.Watch(ctx, func(id string) { changed(id, nil) })
 }
 
 // settleLost is called by commit when d's store claim for t lost: when

@@ -48,7 +48,8 @@ func (s *Store) insert(ctx context.Context, rec store.Record) (bool, error) {
 
 // Claim implements [store.Store]: the conditional UPDATE, which records
 // this instance as the claimer and NOTIFYs the decision's owner (when that
-// is another instance) in the same statement, and the journal event
+// is another instance) in the same statement with the outcome it writes
+// (claimNotice: so the owner need not read it back, [Store.WatchClaims]), and the journal event
 // (guarded to follow only a won claim: newEvent), pipelined in one round
 // trip and transaction. A concurrent claim of the same row waits for this
 // one's row lock, then finds the status no longer open.
@@ -60,8 +61,9 @@ func (s *Store) Claim(ctx context.Context, id string, t store.Transition) (bool,
 	b := &pgx.Batch{}
 	b.Queue(`WITH rows AS (UPDATE decisions SET status = $1, answer_option = $2, answer_text = $3,
 		resolved_by = $4, reason = $5, closed_at = $6, resolved_person = $8, claimer = $9
-		WHERE id = $7 AND status = 'open' RETURNING id, owner) `+notifyRows("owner", "$9"),
-		string(t.Status), opt, text, t.By, string(t.Reason), nanos(t.At), id, t.Person, s.owner)
+		WHERE id = $7 AND status = 'open' RETURNING id, owner)
+		SELECT CASE WHEN owner <> '' AND owner <> $9 THEN pg_notify(`+channelOf("owner")+`, $10) END FROM rows`,
+		string(t.Status), opt, text, t.By, string(t.Reason), nanos(t.At), id, t.Person, s.owner, claimNotice(id, t))
 	if t.Event.Seq != 0 {
 		queueNewEvent(b, id, t.Event)
 	}

@@ -144,6 +144,12 @@ func (s *Store) LoseOwners(ctx context.Context, cutoff, at time.Time) ([]string,
 // of the instance that won its claim (decisions.claimer); so each change
 // wakes the one process it concerns, whatever the number of bridges.
 func (s *Store) Watch(ctx context.Context, changed func(id string)) error {
+	return s.WatchClaims(ctx, func(id string, _ *store.Record) { changed(id) })
+}
+
+// WatchClaims implements [store.ClaimWatcher]: [Store.Watch], passing the
+// outcome a claim's NOTIFY carries (claimpayload.go).
+func (s *Store) WatchClaims(ctx context.Context, changed func(id string, claimed *store.Record)) error {
 	c, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("store watch: %w", err)
@@ -167,8 +173,11 @@ func (s *Store) Watch(ctx context.Context, changed func(id string)) error {
 			}
 			return fmt.Errorf("store watch: %w", err)
 		}
-		changed(n.Payload)
+		changed(parseNotice(n.Payload))
 	}
 }
 
-var _ store.Shared = (*Store)(nil)
+var (
+	_ store.Shared       = (*Store)(nil)
+	_ store.ClaimWatcher = (*Store)(nil)
+)

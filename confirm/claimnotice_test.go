@@ -1,0 +1,92 @@
+package confirm_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/store"
+	"github.com/acpmux/acpmux/confirm/store/postgres"
+	"github.com/acpmux/acpmux/internal/pgtest"
+)
+
+// readCounting is a PostgreSQL store that counts reads of one decision.
+type readCounting struct {
+	*postgres.Store
+	gets atomic.Int32
+}
+
+func (r *readCounting) Get(ctx context.Context, id string) (store.Record, error) {
+	r.gets.Add(1)
+	return r.Store.Get(ctx, id)
+}
+
+// TestOwnerSettlesAClaimFromItsNotification: on PostgreSQL, bridge A
+// settles the answer bridge B claimed from the claim's NOTIFY payload,
+// without reading the decision back, and its agent gets that option.
+func TestOwnerSettlesAClaimFromItsNotification(t *testing.T) {
+	url := pgtest.Start(t).Database(t)
+	openPG := func() *postgres.Store {
+		s, err := postgres.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	owner := &readCounting{Store: openPG()}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	run := func(b *confirm.Broker, id string) {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = b.RunShared(ctx, confirm.SharedOptions{Heartbeat: time.Hour, // no sweep reads rows meanwhile
+				Bridge: store.Bridge{ID: id, Started: time.Now(), Heartbeat: time.Now()}})
+		}()
+		t.Cleanup(func() { cancel(); <-done })
+	}
+	a := newBroker(t, confirm.Options{Store: owner, BridgeID: "A"})
+	b := newBroker(t, confirm.Options{Store: openPG(), BridgeID: "B"})
+	run(a, "A")
+	run(b, "B")
+	ide := newHost("ide")
+	ch := ask(a, req("sess-1", "k"), ide)
+	d := ide.wait(t)
+	// The watch LISTENs once RunShared started it: answer once it did
+	// (a missed NOTIFY would be settled only at the next heartbeat).
+	waitListening(t, url, 2)
+	if _, _, err := b.Answer(context.Background(), "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once"}); err != nil {
+		t.Fatalf("answer from B: %v", err)
+	}
+	jsonEq(t, await(t, ch).result, selected("allow-once"))
+	if n := owner.gets.Load(); n != 0 {
+		t.Fatalf("the owner read the decision %d times to settle a claim its notification carried", n)
+	}
+}
+
+// waitListening returns once n sessions of the database at url listen.
+func waitListening(t *testing.T, url string, n int) {
+	t.Helper()
+	c, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	for range 500 {
+		var got int
+		if err := c.QueryRow(context.Background(), `SELECT COUNT(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND query LIKE 'LISTEN %' AND state = 'idle'`).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got >= n {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("fewer than %d watches listen", n)
+}

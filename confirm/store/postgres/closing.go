@@ -1,0 +1,31 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/acpmux/acpmux/confirm/store"
+)
+
+// AppendClosing implements [store.ClosingAppender]: the chained inserts of
+// evs and of the audit row, pipelined in one round trip and transaction.
+func (s *Store) AppendClosing(ctx context.Context, id string, evs []store.Event, it store.PlanItem) error {
+	b := &pgx.Batch{}
+	for _, ev := range evs {
+		if ev.Type == store.EventDelivered {
+			return fmt.Errorf("store closing: a delivered event of %s is not a closing one", id)
+		}
+		q, args := eventInsert(id, ev)
+		b.Queue(chainedQuery(q, len(args)-1), args...)
+	}
+	q, args := planItemInsert(it)
+	b.Queue(chainedQuery(q, len(args)-1), args...)
+	if err := s.pipelined(ctx, b); err != nil {
+		return fmt.Errorf("store closing: %w", err)
+	}
+	return nil
+}
+
+var _ store.ClosingAppender = (*Store)(nil)
