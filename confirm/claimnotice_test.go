@@ -69,6 +69,50 @@ func TestOwnerSettlesAClaimFromItsNotification(t *testing.T) {
 	}
 }
 
+// TestOwnerRereadsAnOldClaim: a claim's notification older than half the
+// lease (here by the owner's clock, as after a suspend) is not trusted: the
+// owner reads the row, where the store may have voided the claim as
+// owner_lost meanwhile, and settles with what the row says.
+func TestOwnerRereadsAnOldClaim(t *testing.T) {
+	url := pgtest.Start(t).Database(t)
+	openPG := func() *postgres.Store {
+		s, err := postgres.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	owner := &readCounting{Store: openPG()}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	run := func(b *confirm.Broker, id string) {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = b.RunShared(ctx, confirm.SharedOptions{Heartbeat: time.Hour, Lease: time.Hour,
+				Bridge: store.Bridge{ID: id, Started: time.Now(), Heartbeat: time.Now()}})
+		}()
+		t.Cleanup(func() { cancel(); <-done })
+	}
+	late := func() time.Time { return time.Now().Add(time.Hour) } // the owner's clock, an hour after the claim
+	a := newBroker(t, confirm.Options{Store: owner, BridgeID: "A", Now: late})
+	b := newBroker(t, confirm.Options{Store: openPG(), BridgeID: "B"})
+	run(a, "A")
+	run(b, "B")
+	ide := newHost("ide")
+	ch := ask(a, req("sess-1", "k"), ide)
+	d := ide.wait(t)
+	waitListening(t, url, 2)
+	if _, _, err := b.Answer(context.Background(), "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once"}); err != nil {
+		t.Fatalf("answer from B: %v", err)
+	}
+	jsonEq(t, await(t, ch).result, selected("allow-once"))
+	if n := owner.gets.Load(); n == 0 {
+		t.Fatal("the owner settled a claim older than half the lease from its notification without reading the row")
+	}
+}
+
 // waitListening returns once n sessions of the database at url listen.
 func waitListening(t *testing.T, url string, n int) {
 	t.Helper()

@@ -62,6 +62,15 @@ type sharedState struct {
 	waiting map[string][]chan struct{} // by decision id: closed at its next change
 }
 
+// leaseOrDefault returns the lease of [SharedOptions], or defaultLease
+// before RunShared set one.
+func (c *sharedState) leaseOrDefault() time.Duration {
+	if l := time.Duration(c.lease.Load()); l > 0 {
+		return l
+	}
+	return defaultLease
+}
+
 // changes returns a channel, the caller's own, closed at the next change
 // of decision id (or of an unknown one); forget drops it when the caller
 // stops waiting first.
@@ -233,7 +242,10 @@ func (b *Broker) settleOne(ctx context.Context, sh store.Shared, id string, clai
 		return
 	}
 	var rec store.Record
-	if claimed != nil && claimed.ID == id {
+	if claimed != nil && claimed.ID == id && b.now().Sub(claimed.ClosedAt) < b.shared.leaseOrDefault()/2 {
+		// A claim older than half the lease is read again: a bridge that
+		// was suspended meanwhile may have lost it as owner_lost
+		// ([store.Shared.LoseOwners]).
 		rec = *claimed
 	} else {
 		var err error
@@ -534,10 +546,7 @@ func (b *Broker) bridgeRef(ctx context.Context, id string) *BridgeRef {
 	if agent == nil {
 		agent = []string{}
 	}
-	lease := time.Duration(c.lease.Load())
-	if lease <= 0 {
-		lease = defaultLease
-	}
+	lease := c.leaseOrDefault()
 	live := br.ID == b.opts.BridgeID || time.Since(br.Heartbeat) < lease
 	return &BridgeRef{ID: br.ID, Name: br.Name, Host: br.Host, Agent: agent, Cwd: br.Cwd, Live: live}
 }

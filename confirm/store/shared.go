@@ -36,9 +36,11 @@ type Shared interface {
 	// reports whether the row changed.
 	Reclose(ctx context.Context, id string, t Transition) (bool, error)
 	// LoseOwners closes, with status cancelled and reason
-	// [ReasonOwnerLost] at time at, every open decision whose bridge is
-	// registered with a heartbeat before cutoff, journalling a cancelled
-	// event, and returns their ids.
+	// [ReasonOwnerLost] at time at, every decision whose bridge is
+	// registered with a heartbeat before cutoff and that is open or holds
+	// an answer claimed before cutoff and never delivered (the claim is
+	// void: its answer is cleared), journalling a cancelled event, and
+	// returns their ids.
 	LoseOwners(ctx context.Context, cutoff, at time.Time) ([]string, error)
 	// Watch calls changed (from one goroutine) soon after another process
 	// claimed a decision this instance inserted, closed it as owner_lost or

@@ -102,8 +102,14 @@ func (s *Store) LoseOwners(ctx context.Context, cutoff, at time.Time) ([]string,
 		return nil, fmt.Errorf("store lose owners: %w", err)
 	}
 	defer tx.Rollback(ctx)
-	rows, err := tx.Query(ctx, `UPDATE decisions d SET status = 'cancelled', reason = $1, closed_at = $2
-		FROM bridges b WHERE b.id = d.bridge_id AND d.status = 'open' AND d.bridge_id <> '' AND b.heartbeat < $3
+	// Open decisions, and answers another process claimed that the owner
+	// never took (claimed before the cutoff too, not delivered): the agent
+	// that asked is gone, so the claim is void and never reads as an
+	// approval.
+	rows, err := tx.Query(ctx, `UPDATE decisions d SET status = 'cancelled', reason = $1, closed_at = $2,
+			answer_option = NULL, answer_text = NULL
+		FROM bridges b WHERE b.id = d.bridge_id AND d.bridge_id <> '' AND b.heartbeat < $3 AND (d.status = 'open'
+			OR (d.status = 'answered' AND d.delivered_at IS NULL AND d.closed_at < $3))
 		RETURNING d.id`, store.ReasonOwnerLost, nanos(at), nanos(cutoff))
 	if err != nil {
 		return nil, fmt.Errorf("store lose owners: %w", err)

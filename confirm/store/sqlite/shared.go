@@ -135,8 +135,13 @@ func (s *Store) LoseOwners(ctx context.Context, cutoff, at time.Time) ([]string,
 		return nil, fmt.Errorf("store lose owners: %w", err)
 	}
 	defer tx.Rollback()
+	// Open decisions, and answers another process claimed that the owner
+	// never took (claimed before the cutoff too, not delivered): the agent
+	// that asked is gone, so the claim is void and never reads as an
+	// approval.
 	rows, err := tx.QueryContext(ctx, `SELECT d.id FROM decisions d JOIN bridges b ON b.id = d.bridge_id
-		WHERE d.status = 'open' AND d.bridge_id <> '' AND b.heartbeat < ?`, nanos(cutoff))
+		WHERE d.bridge_id <> '' AND b.heartbeat < ?1 AND (d.status = 'open'
+			OR (d.status = 'answered' AND d.delivered_at IS NULL AND d.closed_at < ?1))`, nanos(cutoff))
 	if err != nil {
 		return nil, fmt.Errorf("store lose owners: %w", err)
 	}
@@ -167,8 +172,9 @@ func loseOwner(ctx context.Context, tx *sql.Tx, id string, at int64) error {
 	if err := insertEvent(ctx, tx, id, ev); err != nil { // the hash chain (chain.go)
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE decisions SET status = 'cancelled', reason = ?, closed_at = ?
-		WHERE id = ? AND status = 'open'`, store.ReasonOwnerLost, at, id)
+	_, err := tx.ExecContext(ctx, `UPDATE decisions SET status = 'cancelled', reason = ?, closed_at = ?,
+			answer_option = NULL, answer_text = NULL
+		WHERE id = ? AND (status = 'open' OR (status = 'answered' AND delivered_at IS NULL))`, store.ReasonOwnerLost, at, id)
 	return err
 }
 

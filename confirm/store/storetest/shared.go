@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -153,9 +154,36 @@ func ownerLost(t *testing.T, a, b store.Shared) {
 	}
 	insert(t, a, bridgeRecord("a1", "A", "s", now))
 	insert(t, b, bridgeRecord("b1", "B", "s", now))
+	// a2 and a3: answers claimed by another process; a2's owner died
+	// before it took it, a3's was delivered; a4's claim is newer than the
+	// cutoff (the owner may still take it).
+	for i, at := range []time.Time{now.Add(-time.Minute), now.Add(-time.Minute), now} {
+		id := "a" + strconv.Itoa(i+2)
+		insert(t, a, bridgeRecord(id, "A", "s", now.Add(-2*time.Minute)))
+		if won, err := b.Claim(ctx, id, store.Transition{Status: store.StatusAnswered, Answer: &store.Answer{OptionID: "allow"},
+			By: "h@inbox", Reason: store.ReasonAnswered, At: at}); err != nil || !won {
+			t.Fatalf("claim %s: won %v, err %v", id, won, err)
+		}
+	}
+	if err := a.Append(ctx, "a3", store.Event{Seq: 2, At: now.Add(-time.Minute), Type: store.EventDelivered}); err != nil {
+		t.Fatal(err)
+	}
 	ids, err := b.LoseOwners(ctx, now.Add(-10*time.Second), now)
-	if err != nil || !reflect.DeepEqual(ids, []string{"a1"}) {
-		t.Fatalf("lose owners: %v %v, want [a1]", ids, err)
+	slices.Sort(ids)
+	if err != nil || !reflect.DeepEqual(ids, []string{"a1", "a2"}) {
+		t.Fatalf("lose owners: %v %v, want [a1 a2]", ids, err)
+	}
+	rec2, err := a.Get(ctx, "a2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec2.Status != store.StatusCancelled || rec2.Reason != store.ReasonOwnerLost || rec2.Answer != nil {
+		t.Fatalf("a2, claimed and never delivered: %s/%s answer %+v, want cancelled/owner_lost without an answer", rec2.Status, rec2.Reason, rec2.Answer)
+	}
+	for _, id := range []string{"a3", "a4"} {
+		if rec, _ := a.Get(ctx, id); rec.Status != store.StatusAnswered || rec.Answer == nil {
+			t.Fatalf("%s: %s, want answered (delivered, or claimed after the cutoff)", id, rec.Status)
+		}
 	}
 	rec, err := a.Get(ctx, "a1")
 	if err != nil {
