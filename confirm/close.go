@@ -153,7 +153,7 @@ func (b *Broker) finish(d *Decision, t transition, pending ...store.Event) {
 	// after switch_mode (it raced them before).
 	close(d.done)
 	b.log.Info("decision closed", "decision", d.id, "session", d.snap.SessionID, "route", d.snap.route(),
-		"status", res.Status, "by", res.By, "reason", res.Reason, "optionId", res.OptionID,
+		"status", res.Status, "by", res.By, "person", res.Person, "reason", res.Reason, "optionId", res.OptionID,
 		"wait_ms", res.At.Sub(d.created).Milliseconds())
 }
 

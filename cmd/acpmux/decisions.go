@@ -408,7 +408,7 @@ func (c *apiClient) answer(w io.Writer, f decisionsFlags, id string) error {
 	if resp.Deduped {
 		note = " (already recorded: same answer)"
 	}
-	fmt.Fprintf(w, "decision %s %s by %s: %s%s\n", resp.ID, resp.Status, resp.ResolvedBy, describeAnswer(resp.Answer), note)
+	fmt.Fprintf(w, "decision %s %s by %s: %s%s\n", resp.ID, resp.Status, answerer(answeredPerson(resp.AnsweredBy, resp.Events), resp.ResolvedBy), describeAnswer(resp.Answer), note)
 	return nil
 }
 
@@ -458,11 +458,11 @@ func printDecision(w io.Writer, v confirm.View) {
 		fmt.Fprintln(w, "  (free text allowed: --text)")
 	}
 	if v.Answer != nil {
-		fmt.Fprintf(w, "answer    %s by %s\n", describeAnswer(v.Answer), v.ResolvedBy)
+		fmt.Fprintf(w, "answer    %s by %s\n", describeAnswer(v.Answer), answerer(answeredPerson(v.AnsweredBy, v.Events), v.ResolvedBy))
 	}
 	fmt.Fprintln(w, "journal:")
 	for _, e := range v.Events {
-		fmt.Fprintf(w, "  %3d %s %-15s %s %s\n", e.Seq, e.At.Local().Format("15:04:05.000"), e.Type, e.Host, safe(e.Detail))
+		fmt.Fprintf(w, "  %3d %s %-15s %s %s\n", e.Seq, e.At.Local().Format("15:04:05.000"), e.Type, answerer(e.Person, e.Host), safe(e.Detail))
 	}
 }
 

@@ -69,7 +69,7 @@ func (c *apiClient) answerQuestion(w io.Writer, f decisionsFlags, id string) err
 	if dedup.Deduped {
 		note = " (already recorded: same answer)"
 	}
-	fmt.Fprintf(w, "question %s %s by %s: %s%s\n", resp.ID, resp.Status, resp.ResolvedBy, describeQuestionAnswer(resp.Answer), note)
+	fmt.Fprintf(w, "question %s %s by %s: %s%s\n", resp.ID, resp.Status, answerer(answeredPerson("", resp.Events), resp.ResolvedBy), describeQuestionAnswer(resp.Answer), note)
 	return nil
 }
 
@@ -108,10 +108,10 @@ func printQuestion(w io.Writer, q questionJSON) {
 		}
 	}
 	if q.Answer != nil {
-		fmt.Fprintf(w, "answer    %s by %s\n", describeQuestionAnswer(q.Answer), q.ResolvedBy)
+		fmt.Fprintf(w, "answer    %s by %s\n", describeQuestionAnswer(q.Answer), answerer(answeredPerson("", q.Events), q.ResolvedBy))
 	}
 	fmt.Fprintln(w, "journal:")
 	for _, e := range q.Events {
-		fmt.Fprintf(w, "  %3d %s %-15s %s %s\n", e.Seq, e.At.Local().Format("15:04:05.000"), e.Type, e.Host, safe(e.Detail))
+		fmt.Fprintf(w, "  %3d %s %-15s %s %s\n", e.Seq, e.At.Local().Format("15:04:05.000"), e.Type, answerer(e.Person, e.Host), safe(e.Detail))
 	}
 }

@@ -259,11 +259,11 @@ func (h *terminalHost) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jso
 		h.cancel(strings.Trim(string(p.RequestID), `"`))
 	case "_acpmux/permission_resolved":
 		var p struct {
-			Status, OptionID, ResolvedBy, Reason string
+			Status, OptionID, ResolvedBy, AnsweredBy, Reason string
 		}
 		json.Unmarshal(raw, &p)
 		if p.ResolvedBy != "" && p.ResolvedBy != "terminal" {
-			h.printf("  [answered by %s: %s]\n", p.ResolvedBy, p.OptionID)
+			h.printf("  [answered by %s: %s]\n", answerer(p.AnsweredBy, p.ResolvedBy), p.OptionID)
 		} else if p.Status != "answered" {
 			h.printf("  [closed: %s (%s); the agent got %q]\n", p.Status, p.Reason, p.OptionID)
 		}
