@@ -1,12 +1,16 @@
 package main
 
-import "github.com/acpmux/acpmux/confirm/store"
+import (
+	"github.com/acpmux/acpmux/bridge/httpapi"
+	"github.com/acpmux/acpmux/confirm/store"
+)
 
 // answerer names who answered for a person reading a terminal: "PERSON via
 // HOST" when the answer came with a per-person token (docs/tokens.md),
-// else HOST alone. Both go through safe.
+// else HOST alone, also for the --token-file token (its person
+// httpapi.LegacyPerson names no one). Both go through safe.
 func answerer(person, host string) string {
-	if person == "" {
+	if person == "" || person == httpapi.LegacyPerson {
 		return safe(host)
 	}
 	return safe(person) + " via " + safe(host)
