@@ -82,7 +82,7 @@ func (c *apiClient) stream(ctx context.Context, hc *http.Client, after int64, em
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return false, err
+		return false, unreachable(c.base.String(), err) // hints.go
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
