@@ -83,9 +83,9 @@ func (f *decisionsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.text, "text", "", "answer: free text, when the decision allows it")
 	fs.StringVar(&f.scope, "scope", "", "answer: remember the answer: ONCE (the default), SESSION or ALWAYS")
 	f.after = -1                                                                                                                                     // only new events
-	fs.Var(eventIDFlag{&f.after}, "after", "watch: first replay the stored events after this id (0: all that are kept; without it only new events)") // hints.go
+	fs.Var(eventIDFlag{&f.after}, "after", "watch: first replay the stored events after event `N` (0: all that are kept; without it only new events)") // hints.go
 	fs.StringVar(&f.action, "action", "", "answer a question: accept, decline or cancel")
-	fs.Var(&f.fields, "field", "answer a question: NAME=VALUE of one property (repeatable)")
+	fs.Var(&f.fields, "field", "answer a question: `NAME=VALUE` of one property (repeatable)")
 	fs.StringVar(&f.content, "content", "", "answer a question: the content as one JSON object")
 	fs.BoolVar(&f.asJSON, "json", false, "print the API's JSON instead of text")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "HTTP request timeout")
