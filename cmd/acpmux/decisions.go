@@ -82,8 +82,8 @@ func (f *decisionsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.option, "option", "", "answer: the optionId to choose, exactly as offered")
 	fs.StringVar(&f.text, "text", "", "answer: free text, when the decision allows it")
 	fs.StringVar(&f.scope, "scope", "", "answer: remember the answer: ONCE (the default), SESSION or ALWAYS")
-	f.after = -1                                                                                                                                       // only new events
-	fs.Var(eventIDFlag{&f.after}, "after", "watch: first replay the stored events after event `N` (0: all that are kept; without it only new events)") // hints.go
+	f.after = -1 // only new events; --after is eventIDFlag (hints.go)
+	fs.Var(eventIDFlag{&f.after}, "after", "watch: first replay the stored events after event `N` (0: all that are kept; without it only new events)")
 	fs.StringVar(&f.action, "action", "", "answer a question: accept, decline or cancel")
 	fs.Var(&f.fields, "field", "answer a question: `NAME=VALUE` of one property (repeatable)")
 	fs.StringVar(&f.content, "content", "", "answer a question: the content as one JSON object")
