@@ -37,7 +37,7 @@ func (b *Broker) planItem(d *Decision, t transition, res Resolution) gate.PlanIt
 	s := &d.snap
 	it := gate.PlanItem{ID: d.id, SessionID: s.SessionID, ToolCallID: s.ToolCall.ToolCallID, Kind: kindOf(s),
 		Title: s.Title, Command: s.Command, Preview: preview(s.ToolCall.Content), Status: res.Status,
-		Reason: res.Reason, OptionID: res.OptionID, Decision: policy.DecisionDeny, DecidedBy: decidedBy(s, t),
+		Reason: res.Reason, OptionID: res.OptionID, Decision: policy.DecisionDeny, DecidedBy: decidedBy(s, t), Person: t.Person,
 		Message: gateMessage(s, t), CreatedAt: d.created, DecidedAt: res.At}
 	if s.Classification != nil {
 		it.Class, it.Reasons = s.Classification.Class, s.Classification.Reasons

@@ -160,9 +160,13 @@ func (b *Broker) finish(d *Decision, t transition, pending ...store.Event) {
 	// remembered SESSION verdict, the breaker's count and a mode left
 	// after switch_mode (it raced them before).
 	close(d.done)
-	b.log.Info("decision closed", "decision", d.id, "session", d.snap.SessionID, "route", d.snap.route(),
+	args := []any{"decision", d.id, "session", d.snap.SessionID, "route", d.snap.route(),
 		"status", res.Status, "by", res.By, "reason", res.Reason, "optionId", res.OptionID,
-		"wait_ms", res.At.Sub(d.created).Milliseconds())
+		"wait_ms", res.At.Sub(d.created).Milliseconds()}
+	if res.Person != "" {
+		args = append(args, "person", res.Person) // last, so the keys before keep their place
+	}
+	b.log.Info("decision closed", args...)
 }
 
 // retire moves d from its session's open set to its recent closed ones,

@@ -90,7 +90,9 @@ func attachMain(args []string, s stdio) int {
 		return signalStatus(sig) // SIGTERM: 143, quietly
 	}
 	if err != nil {
-		if resp != nil {
+		if resp != nil && refusedToken(url, path, resp.StatusCode) != "" {
+			fmt.Fprintf(s.err, "acpmux attach: %s\n", refusedToken(url, path, resp.StatusCode)) // hints.go
+		} else if resp != nil {
 			fmt.Fprintf(s.err, "acpmux attach: %s: %s\n", url, resp.Status)
 		} else {
 			fmt.Fprintf(s.err, "acpmux attach: %s: %v\n", url, err)

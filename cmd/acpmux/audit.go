@@ -111,7 +111,7 @@ func printItems(s stdio, items []gate.PlanItem) {
 			dec += " (ask downgraded)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.DecidedAt.Local().Format(time.DateTime), it.SessionID,
-			it.Kind, it.Mode, it.Route, dec, it.DecidedBy, it.Class, safe(what))
+			it.Kind, it.Mode, it.Route, dec, answerer(it.Person, it.DecidedBy), it.Class, safe(what))
 	}
 	tw.Flush()
 }

@@ -82,9 +82,10 @@ func (f *decisionsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.option, "option", "", "answer: the optionId to choose, exactly as offered")
 	fs.StringVar(&f.text, "text", "", "answer: free text, when the decision allows it")
 	fs.StringVar(&f.scope, "scope", "", "answer: remember the answer: ONCE (the default), SESSION or ALWAYS")
-	fs.Int64Var(&f.after, "after", -1, "watch: first replay the stored events after this id (0: all that are kept)")
+	f.after = -1 // only new events; --after is eventIDFlag (hints.go)
+	fs.Var(eventIDFlag{&f.after}, "after", "watch: first replay the stored events after event `N` (0: all that are kept; without it only new events)")
 	fs.StringVar(&f.action, "action", "", "answer a question: accept, decline or cancel")
-	fs.Var(&f.fields, "field", "answer a question: NAME=VALUE of one property (repeatable)")
+	fs.Var(&f.fields, "field", "answer a question: `NAME=VALUE` of one property (repeatable)")
 	fs.StringVar(&f.content, "content", "", "answer a question: the content as one JSON object")
 	fs.BoolVar(&f.asJSON, "json", false, "print the API's JSON instead of text")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "HTTP request timeout")
@@ -137,7 +138,7 @@ const decisionsExamples = `
 Examples:
   acpmux decisions list --url http://127.0.0.1:7777 --status open
   acpmux decisions show 0b6f...  --session sess_1
-  acpmux decisions answer 0b6f... --session sess_1 --option allow-once
+  acpmux decisions answer 0b6f... --session sess_1 --option allow
   acpmux decisions watch --url http://127.0.0.1:7777 --after 0
 `
 
@@ -279,7 +280,7 @@ func (c *apiClient) do(method, path string, body any, out any, raw *json.RawMess
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return err
+		return unreachable(c.base.String(), err) // hints.go
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
@@ -384,10 +385,10 @@ func (c *apiClient) show(w io.Writer, f decisionsFlags, id string) error {
 		if err := json.Unmarshal(raw, &q); err != nil {
 			return fmt.Errorf("decode question: %w", err)
 		}
-		printQuestion(w, q)
+		printQuestion(trimmed{w}, q) // columns.go
 		return nil
 	}
-	printDecision(w, v)
+	printDecision(trimmed{w}, v) // columns.go
 	return nil
 }
 
@@ -399,7 +400,7 @@ func (c *apiClient) answer(w io.Writer, f decisionsFlags, id string) error {
 	var raw json.RawMessage
 	body := confirm.Answer{OptionID: f.option, Text: f.text, Scope: policy.Scope(strings.ToUpper(f.scope))}
 	if err := c.do("POST", decisionPath(f, id), body, &resp, &raw); err != nil {
-		return err
+		return questionHint(err, id) // hints.go
 	}
 	if f.asJSON {
 		return writeIndented(w, raw)
@@ -408,7 +409,7 @@ func (c *apiClient) answer(w io.Writer, f decisionsFlags, id string) error {
 	if resp.Deduped {
 		note = " (already recorded: same answer)"
 	}
-	fmt.Fprintf(w, "decision %s %s by %s: %s%s\n", resp.ID, resp.Status, resp.ResolvedBy, describeAnswer(resp.Answer), note)
+	fmt.Fprintf(w, "decision %s %s by %s: %s%s\n", resp.ID, resp.Status, answerer(answeredPerson(resp.AnsweredBy, resp.Events), resp.ResolvedBy), describeAnswer(resp.Answer), note)
 	return nil
 }
 
@@ -447,23 +448,23 @@ func printDecision(w io.Writer, v confirm.View) {
 	}
 	fmt.Fprintf(w, "cwd       %s\ncreated   %s\ndeadline  %s\noptions:\n", safe(v.Cwd),
 		v.CreatedAt.Local().Format(time.RFC3339), v.Deadline.Local().Format(time.RFC3339))
+	opts := make([][]string, 0, len(v.Options))
 	for _, o := range v.Options {
 		mark := " "
 		if v.Answer != nil && v.Answer.OptionID == o.OptionID {
 			mark = "*"
 		}
-		fmt.Fprintf(w, "  %s --option %s  [%s] %s\n", mark, safe(o.OptionID), o.Kind, safe(o.Name))
+		opts = append(opts, []string{mark + " --option " + safe(o.OptionID), "[" + string(o.Kind) + "]", safe(o.Name)})
 	}
+	writeColumns(w, "  ", opts) // columns.go
 	if v.AllowFreeText {
 		fmt.Fprintln(w, "  (free text allowed: --text)")
 	}
 	if v.Answer != nil {
-		fmt.Fprintf(w, "answer    %s by %s\n", describeAnswer(v.Answer), v.ResolvedBy)
+		fmt.Fprintf(w, "answer    %s by %s\n", describeAnswer(v.Answer), answerer(answeredPerson(v.AnsweredBy, v.Events), v.ResolvedBy))
 	}
 	fmt.Fprintln(w, "journal:")
-	for _, e := range v.Events {
-		fmt.Fprintf(w, "  %3d %s %-15s %s %s\n", e.Seq, e.At.Local().Format("15:04:05.000"), e.Type, e.Host, safe(e.Detail))
-	}
+	writeJournal(w, v.Events) // columns.go
 }
 
 // safe returns s as it is, or, when it holds a hidden character

@@ -51,7 +51,7 @@ func conflictSentence(e *apiError) string {
 	switch v.Status {
 	case store.StatusAnswered:
 		return fmt.Sprintf("not answered: %s already answered decision %s%s with %s; your answer was not used",
-			orSomeone(v.ResolvedBy), v.ID, when, describeAnswer(v.Answer))
+			orSomeone(answerer(answeredPerson(v.AnsweredBy, v.Events), v.ResolvedBy)), v.ID, when, describeAnswer(v.Answer))
 	case store.StatusTimedOut:
 		return fmt.Sprintf("not answered: decision %s timed out%s before your answer arrived; the agent got its reject option", v.ID, when)
 	case store.StatusCancelled:

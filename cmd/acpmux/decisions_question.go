@@ -14,8 +14,14 @@ import (
 // fieldList collects repeated --field NAME=VALUE flags.
 type fieldList []string
 
-func (l *fieldList) String() string     { return strings.Join(*l, " ") }
-func (l *fieldList) Set(s string) error { *l = append(*l, s); return nil }
+func (l *fieldList) String() string { return strings.Join(*l, " ") }
+func (l *fieldList) Set(s string) error {
+	if !strings.Contains(s, "=") {
+		return fmt.Errorf("want NAME=VALUE, e.g. --field %s=… (acpmux decisions show lists the fields)", s)
+	}
+	*l = append(*l, s)
+	return nil
+}
 
 // questionJSON is a question as the API shows it (docs/decisions.md,
 // "Questions"), with its journal.
@@ -58,7 +64,7 @@ func (c *apiClient) answerQuestion(w io.Writer, f decisionsFlags, id string) err
 	var resp questionJSON
 	var raw json.RawMessage
 	if err := c.do("POST", decisionPath(f, id), body, &resp, &raw); err != nil {
-		return err
+		return questionHint(err, id) // hints.go
 	}
 	if f.asJSON {
 		return writeIndented(w, raw)
@@ -69,7 +75,7 @@ func (c *apiClient) answerQuestion(w io.Writer, f decisionsFlags, id string) err
 	if dedup.Deduped {
 		note = " (already recorded: same answer)"
 	}
-	fmt.Fprintf(w, "question %s %s by %s: %s%s\n", resp.ID, resp.Status, resp.ResolvedBy, describeQuestionAnswer(resp.Answer), note)
+	fmt.Fprintf(w, "question %s %s by %s: %s%s\n", resp.ID, resp.Status, answerer(answeredPerson("", resp.Events), resp.ResolvedBy), describeQuestionAnswer(resp.Answer), note)
 	return nil
 }
 
@@ -98,20 +104,20 @@ func printQuestion(w io.Writer, q questionJSON) {
 	if len(q.RequestedSchema) > 0 {
 		if s, err := question.Compile(q.RequestedSchema); err == nil {
 			fmt.Fprintln(w, "fields:")
+			rows := make([][]string, 0, len(s.Properties))
 			for _, p := range s.Properties {
 				req := ""
 				if p.Required {
 					req = " (required)"
 				}
-				fmt.Fprintf(w, "  --field %s=…  %s%s%s\n", safe(p.Name), p.Type, req, fieldLimits(p))
+				rows = append(rows, []string{"--field " + safe(p.Name) + "=…", fmt.Sprintf("%s%s%s", p.Type, req, fieldLimits(p))})
 			}
+			writeColumns(w, "  ", rows) // columns.go
 		}
 	}
 	if q.Answer != nil {
-		fmt.Fprintf(w, "answer    %s by %s\n", describeQuestionAnswer(q.Answer), q.ResolvedBy)
+		fmt.Fprintf(w, "answer    %s by %s\n", describeQuestionAnswer(q.Answer), answerer(answeredPerson("", q.Events), q.ResolvedBy))
 	}
 	fmt.Fprintln(w, "journal:")
-	for _, e := range q.Events {
-		fmt.Fprintf(w, "  %3d %s %-15s %s %s\n", e.Seq, e.At.Local().Format("15:04:05.000"), e.Type, e.Host, safe(e.Detail))
-	}
+	writeJournal(w, q.Events) // columns.go
 }

@@ -122,7 +122,7 @@ func TestDecisionsRefusalIsOneSentence(t *testing.T) {
 
 // TestDecisionsShowListsFieldLimits: show prints, for each field of a form
 // question, its enum values (the const to type, with its title), length,
-// pattern, format, range, item count and default.
+// pattern, format, range, item count and default, in aligned columns.
 func TestDecisionsShowListsFieldLimits(t *testing.T) {
 	base, tf, id, _ := questionServerWith(t, `{"type":"object","properties":{`+
 		`"color":{"type":"string","oneOf":[{"const":"r","title":"Red"},{"const":"g","title":"Green"}]},`+
@@ -138,12 +138,12 @@ func TestDecisionsShowListsFieldLimits(t *testing.T) {
 	}
 	for _, want := range []string{
 		"  --field color=…  string; one of: r (Red), g (Green)\n",
-		"  --field size=…  string; one of: s, m\n",
-		"  --field name=…  string; 2 to 20 characters; pattern ^[a-z]+$\n",
-		"  --field mail=…  string; format email\n",
+		"  --field size=…   string; one of: s, m\n",
+		"  --field name=…   string; 2 to 20 characters; pattern ^[a-z]+$\n",
+		"  --field mail=…   string; format email\n",
 		"  --field count=…  integer (required); at least 1; at most 10; default 3\n",
-		"  --field tags=…  array; any of (comma-separated): a, b, c; 1 to 2 items\n",
-		"  --field dry=…  boolean\n",
+		"  --field tags=…   array; any of (comma-separated): a, b, c; 1 to 2 items\n",
+		"  --field dry=…    boolean\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("show lacks %q:\n%s", want, out)

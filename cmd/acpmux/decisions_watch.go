@@ -82,7 +82,7 @@ func (c *apiClient) stream(ctx context.Context, hc *http.Client, after int64, em
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return false, err
+		return false, unreachable(c.base.String(), err) // hints.go
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -117,8 +117,8 @@ func (c *apiClient) stream(ctx context.Context, hc *http.Client, after int64, em
 // what the event says.
 func eventLine(ev store.FeedEvent) string {
 	var d struct {
-		Title, Command, Status, Reason, ResolvedBy, OptionID, Cwd string
-		AgentExitCode                                             *int
+		Title, Command, Status, Reason, ResolvedBy, Person, OptionID, Cwd string
+		AgentExitCode                                                     *int
 	}
 	json.Unmarshal(ev.Data, &d)
 	what := ""
@@ -130,7 +130,7 @@ func eventLine(ev store.FeedEvent) string {
 		}
 		what = oneLine(what, 80)
 	case store.FeedDecisionAnswered:
-		what = "by " + safe(d.ResolvedBy) + ": " + safe(d.OptionID)
+		what = "by " + answerer(d.Person, d.ResolvedBy) + ": " + safe(d.OptionID)
 	case store.FeedDecisionClosed:
 		what = string(d.Status)
 		if d.Reason != "" && d.Reason != string(store.ReasonAnswered) {

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -111,7 +112,11 @@ func demoMain(args []string, s stdio) int {
 
 	host := &terminalHost{out: s.out, in: bufio.NewReader(s.in), choose: *choose}
 	stream := &bridge.ObjectStream{C: bridge.NewNDJSONConn(fromBridgeR, toBridgeW, toBridgeW, 0)}
-	conn := jsonrpc2.NewConn(ctx, stream, host)
+	// jsonrpc2 logs to the standard logger; a response that arrives after
+	// Ctrl-C gave up its request ("ignoring response #2 with no
+	// corresponding request") is expected then, so its notes go to the
+	// debug log, not the terminal.
+	conn := jsonrpc2.NewConn(ctx, stream, host, jsonrpc2.SetLogger(slog.NewLogLogger(log.Handler(), slog.LevelDebug)))
 	hostErr := make(chan error, 1)
 	go func() {
 		hostErr <- host.session(ctx, conn, *prompt)
@@ -259,11 +264,11 @@ func (h *terminalHost) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jso
 		h.cancel(strings.Trim(string(p.RequestID), `"`))
 	case "_acpmux/permission_resolved":
 		var p struct {
-			Status, OptionID, ResolvedBy, Reason string
+			Status, OptionID, ResolvedBy, AnsweredBy, Reason string
 		}
 		json.Unmarshal(raw, &p)
 		if p.ResolvedBy != "" && p.ResolvedBy != "terminal" {
-			h.printf("  [answered by %s: %s]\n", p.ResolvedBy, p.OptionID)
+			h.printf("  [answered by %s: %s]\n", answerer(p.AnsweredBy, p.ResolvedBy), p.OptionID)
 		} else if p.Status != "answered" {
 			h.printf("  [closed: %s (%s); the agent got %q]\n", p.Status, p.Reason, p.OptionID)
 		}

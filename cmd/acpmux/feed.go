@@ -98,6 +98,9 @@ func (f *feedWriter) opened(d *confirm.Decision) {
 		v := d.View()
 		if v.Status == store.StatusAnswered {
 			a := map[string]any{"resolvedBy": v.ResolvedBy}
+			if v.AnsweredBy != "" {
+				a["person"] = v.AnsweredBy
+			}
 			if v.Answer != nil {
 				a["optionId"], a["text"] = v.Answer.OptionID, v.Answer.Text
 			}

@@ -68,6 +68,9 @@ func pruneMain(args []string, s stdio) int {
 	if before != "" {
 		var err error
 		if cut, err = parseDate(before); err != nil {
+			if _, aerr := parseDays(before); aerr == nil {
+				err = fmt.Errorf("%w; for an age use --retain %s", err, before)
+			}
 			fmt.Fprintln(s.err, "acpmux prune: --before:", err)
 			return 2
 		}

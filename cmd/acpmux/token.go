@@ -98,7 +98,7 @@ func tokenMain(args []string, s stdio) int {
 		return usage(fmt.Sprintf("unknown verb %q: want add, list or revoke", verb))
 	}
 	if len(positional) != n {
-		return usage(fmt.Sprintf("%s takes %d argument(s), got %d", verb, n, len(positional)))
+		return usage(tokenArgsError(verb, positional))
 	}
 	var add store.Token
 	if verb == "add" {
@@ -131,6 +131,7 @@ func tokenMain(args []string, s stdio) int {
 		}
 	}
 	if err != nil {
+		err = tokenStoreError(verb, positional, err) // token_errors.go
 		fmt.Fprintln(s.err, "acpmux token:", err)
 		return 1
 	}

@@ -29,6 +29,7 @@ type PlanItem struct {
 	Policy     policy.Decision `json:"policy"`   // the policy verdict: allow, ask, deny, "" (no rule)
 	Decision   policy.Decision `json:"decision"` // what the agent got: allow or deny
 	DecidedBy  string          `json:"decidedBy"`
+	Person     string          `json:"person,omitempty"`     // the person of the winning answer (docs/tokens.md), "" when none
 	Downgraded bool            `json:"downgraded,omitempty"` // an ask downgraded to deny (data source or interactive)
 	OptionID   string          `json:"optionId,omitempty"`   // the option the agent received, "" for cancelled
 	Scope      policy.Scope    `json:"scope,omitempty"`

@@ -4,7 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net/url"
+	"path/filepath"
+	"strings"
 )
 
 // IsStore reports whether the SQLite file at path holds an acpmux store
@@ -13,8 +14,11 @@ import (
 // mode copied without its -wal file (its tables may still be only in the
 // -wal). The file must exist.
 func IsStore(ctx context.Context, path string) (bool, error) {
-	u := url.URL{Scheme: "file", Path: path, RawQuery: "mode=ro"}
-	db, err := sql.Open("sqlite", u.String())
+	dsn, err := fileURI(path, "mode=ro")
+	if err != nil {
+		return false, fmt.Errorf("read store %s: %w", path, err)
+	}
+	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return false, fmt.Errorf("read store %s: %w", path, err)
 	}
@@ -24,4 +28,21 @@ func IsStore(ctx context.Context, path string) (bool, error) {
 		return false, fmt.Errorf("read store %s: %w", path, err)
 	}
 	return n > 0, nil
+}
+
+// uriEscaper percent-encodes the bytes an SQLite URI filename gives a
+// meaning: '?' starts the query, '#' the fragment, '%' an escape.
+var uriEscaper = strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23")
+
+// fileURI is path as an SQLite URI filename with query appended
+// (https://sqlite.org/uri.html). The path is made absolute first, so a
+// relative one is not read as an authority (file://rel.db) and every path
+// the operating system accepts, spaces, '?', '#' and '%' included, names
+// the same file in Open and IsStore.
+func fileURI(path, query string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	return "file:" + uriEscaper.Replace(abs) + "?" + query, nil
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -109,13 +108,13 @@ func storeDSN(path string) (string, error) {
 	if path == MemoryPath {
 		return ":memory:?" + common, nil
 	}
-	if path == "" || strings.ContainsAny(path, "?#") {
-		return "", fmt.Errorf("open store: invalid path %q", path)
+	if path == "" {
+		return "", fmt.Errorf("open store: empty path")
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", fmt.Errorf("open store: %w", err)
 	}
-	return "file:" + path + "?" + common + "&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)", nil
+	return fileURI(path, common+"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)") // probe.go
 }
 
 // Path returns the path the store was opened with.
