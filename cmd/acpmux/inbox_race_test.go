@@ -9,8 +9,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/acpmux/acpmux/acp/acptest"
+	"github.com/acpmux/acpmux/internal/waitfile"
 )
 
 // raceTrials is how many decisions TestAnswersRacingFromThreeProcesses
@@ -111,6 +113,14 @@ func TestAnswersRacingFromThreeProcesses(t *testing.T) {
 				if winners != 1 {
 					t.Fatalf("trial %d: %d winners (%v): %+v", i, winners, codes, views)
 				}
+			}
+			// A 200 says the answer won, not that A's agent has read its
+			// response yet: the IDE leaves (which ends the agent) only once
+			// the agent logged a response to every request.
+			if _, err := waitfile.Until(a.log, time.Minute, func(data []byte) bool {
+				return len(responseRe.FindAll(data, -1)) >= n
+			}); err != nil {
+				t.Errorf("A's agent did not log a response to each of %d requests: %v", n, err)
 			}
 			a.stdin.Close()
 			a.cmd.Wait()
