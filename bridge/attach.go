@@ -52,8 +52,16 @@ func (b *Bridge) attach(h *Host, id, params []byte) {
 	result, _ := json.Marshal(map[string]any{"sessionId": sid, "clientId": h.ID, "historyPolicy": policy, "connectedClients": clients})
 	h.send(resultMessage(id, result))
 	if policy == HistoryFull {
-		for _, m := range s.replay.messages() {
-			h.send(m)
+		// The replay is one hand-over that counts as one message of the
+		// host's queue (its bytes count whole): a session with more entries
+		// than --host-queue is joined like any other, and the host's live
+		// messages queue behind it.
+		if msgs := s.replay.messages(); len(msgs) > 0 {
+			hb := hostBatch{msgs: msgs, n: 1}
+			for _, m := range msgs {
+				hb.bytes += len(m)
+			}
+			h.sendBatch(hb)
 		}
 	}
 	b.mu.Unlock()

@@ -226,3 +226,43 @@ func checkReplay(t *testing.T, h *testHost, flood []string) {
 	}
 	endRun()
 }
+
+// TestLateHostGetsAReplayLongerThanItsQueue: a host whose writer queue
+// holds 64 messages attaches to a session whose replay log holds far more
+// entries (1,500 tool call updates and the runs of chunks between them):
+// the replay is one hand-over, so the host gets all of it instead of being
+// dropped as too slow.
+func TestLateHostGetsAReplayLongerThanItsQueue(t *testing.T) {
+	const n = 15000
+	flood := floodLines("s1", n)
+	var script strings.Builder
+	script.WriteString(`recv initialize
+send {"jsonrpc":"2.0","id":$ID,"result":{"protocolVersion":1}}
+recv session/new
+send {"jsonrpc":"2.0","id":$ID,"result":{"sessionId":"s1"}}
+recv session/prompt
+`)
+	for _, l := range flood {
+		script.WriteString("send " + l + "\n")
+	}
+	script.WriteString(`send {"jsonrpc":"2.0","id":$ID,"result":{"stopReason":"end_turn"}}` + "\n")
+	script.WriteString("waiteof\n")
+	_, add, _ := startBridge(t, script.String(), bridge.Options{})
+	ide := add("ide", true, 1<<16)
+	ide.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	ide.next()
+	ide.send(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
+	ide.next()
+	ide.send(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`)
+	for {
+		if m := ide.next(); m["id"] != nil {
+			break // the prompt's response: the flood is in the replay log
+		}
+	}
+	late := add("late", false, 64)
+	late.send(`{"jsonrpc":"2.0","id":"att","method":"session/attach","params":{"sessionId":"s1","historyPolicy":"full"}}`)
+	if m := late.next(); m["id"] != "att" || m["result"] == nil {
+		t.Fatalf("attach: %v", m)
+	}
+	checkReplay(t, late, flood)
+}
