@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -76,5 +77,50 @@ func TestWholeLinesAreNotHeldBackByALineStillArriving(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the second line never reached the host")
+	}
+}
+
+// TestLinesBeforeATooLongLineReachTheHost: the agent writes two whole
+// session/update notifications and then, in the same write, a line over
+// --max-line-bytes. The host gets both notifications before the bridge
+// stops the agent for the long line.
+func TestLinesBeforeATooLongLineReachTheHost(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	update := func(text string) string {
+		return `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + text + `"}}}}`
+	}
+	out := update("ok1") + "\n" + update("ok2") + "\n" + update(strings.Repeat("x", 5000)) + "\n"
+	agent, err := StartAgent(AgentOptions{Argv: []string{"sh", "-c", `printf '%s' "$0"; exec sleep 30`, out}, MaxLineBytes: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agent.Signal(syscall.SIGKILL); agent.wait() })
+	b := New(agent, Options{Logger: log})
+	conn := captureConn{got: make(chan string, 16), done: make(chan struct{})}
+	h := NewHost("ide", conn, HostOptions{Blocking: true})
+	b.mu.Lock()
+	b.primary = h
+	b.hosts = []*Host{h}
+	b.addSessionLocked("s1", "/tmp", h)
+	b.mu.Unlock()
+	wdone := make(chan struct{})
+	go func() { defer close(wdone); h.writeLoop() }()
+	rdone := make(chan struct{})
+	go func() { defer close(rdone); b.readAgent() }()
+	t.Cleanup(func() {
+		<-rdone
+		h.disconnect(errBridgeClosed)
+		close(conn.done)
+		<-wdone
+	})
+	for _, want := range []string{update("ok1"), update("ok2")} {
+		select {
+		case got := <-conn.got:
+			if got != want {
+				t.Fatalf("host got %.100q, want %.100q", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the host never got %.60q: lost with the too-long line after it", want)
+		}
 	}
 }

@@ -35,6 +35,7 @@ func (b *Bridge) readAgent() {
 		b.inRead.Store(false)
 		b.reads.Add(1)
 		if errors.Is(err, ErrLineTooLong) {
+			b.flushPending() // the whole lines before it still go to the hosts
 			b.log.Error("agent message too large; stopping the agent", "err", err)
 			b.setAgentFailure(fmt.Errorf("agent message too large: %v", err))
 			b.agent.CloseStdin()
