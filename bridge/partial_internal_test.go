@@ -124,3 +124,51 @@ func TestLinesBeforeATooLongLineReachTheHost(t *testing.T) {
 		}
 	}
 }
+
+// TestLineNotValidUTF8IsNotForwarded: a notification of the agent with
+// bytes that are not UTF-8 in a string is not forwarded (a WebSocket host
+// must close on such a text frame); the next line is.
+func TestLineNotValidUTF8IsNotForwarded(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	update := func(text string) string {
+		return `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + text + `"}}}}`
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := &Agent{exited: make(chan struct{}), conn: newRecyclingConn(r, io.Discard, r, 0)}
+	b := New(agent, Options{Logger: log})
+	conn := captureConn{got: make(chan string, 16), done: make(chan struct{})}
+	h := NewHost("ide", conn, HostOptions{Blocking: true})
+	b.mu.Lock()
+	b.primary = h
+	b.hosts = []*Host{h}
+	b.addSessionLocked("s1", "/tmp", h)
+	b.mu.Unlock()
+	wdone := make(chan struct{})
+	go func() { defer close(wdone); h.writeLoop() }()
+	rdone := make(chan struct{})
+	go func() { defer close(rdone); b.readAgent() }()
+	for _, bad := range []string{"bad\xff\xfe", "overlong \xc0\xaf", "surrogate \xed\xa0\x80", "cut \xe2\x82"} {
+		if _, err := io.WriteString(w, update(bad)+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := io.WriteString(w, update("good é")+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	<-rdone
+	h.finish() // write what is queued, then stop
+	<-wdone
+	close(conn.done)
+	close(conn.got)
+	var got []string
+	for m := range conn.got {
+		got = append(got, m)
+	}
+	if len(got) != 1 || got[0] != update("good é") {
+		t.Fatalf("host got %q, want only the valid line", got)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/acpmux/acpmux/acp"
 )
@@ -142,6 +143,14 @@ func (b *Bridge) fromAgent(msg []byte) {
 	if err != nil {
 		b.stats.dropped.Add(1)
 		b.log.Warn("agent wrote an invalid JSON-RPC message; not forwarded", "err", err, "line", truncate(msg, 200))
+		return
+	}
+	if !utf8.Valid(msg) {
+		// JSON text is UTF-8 (RFC 8259 section 8.1), and a WebSocket
+		// host must close on a text frame that is not (RFC 6455 section
+		// 8.1): forwarded, one bad byte would drop every such host.
+		b.stats.dropped.Add(1)
+		b.log.Warn("agent wrote a line that is not valid UTF-8; not forwarded", "line", truncate(msg, 200))
 		return
 	}
 	if b.line != nil && (env.Kind != acp.KindNotification || env.Method != acp.MethodSessionUpdate) {
