@@ -72,7 +72,12 @@ var ErrNotJSON = errors.New("not a JSON value")
 // wrapping ErrInvalidRequest when it is JSON but not a JSON-RPC 2.0 message:
 // not an object, a duplicate envelope member, a method that is not a
 // string, an id that is not a string, number or null, both method and
-// result/error, or a response with both or neither of result and error.
+// result/error, or a response with both or neither of result and error;
+// and an error wrapping ErrInvalidParams when a member of params it locates
+// (sessionId, update, and update's sessionUpdate, content, messageId and
+// content's type and text: [UpdateSpans]) comes twice in its object, also
+// under an escaped spelling (a JSON decoder reads the last, the spans
+// would hold the first).
 // Safe for concurrent use; allocates only for escaped member names.
 func Parse(line []byte) (Envelope, error) {
 	var env Envelope
@@ -89,6 +94,7 @@ func Parse(line []byte) (Envelope, error) {
 	var spans [7]Span
 	var others [3]bool
 	var meta bool
+	var dupShaped string // a member of paramsShape that came twice
 	i = skipSpace(line, i+1)
 	if i < len(line) && line[i] == '}' {
 		i++
@@ -117,7 +123,7 @@ func Parse(line []byte) (Envelope, error) {
 			i = skipSpace(line, i+1)
 			var vEnd int
 			if string(key) == "params" && !env.Params.Present() {
-				vEnd = scanShaped(line, i, 1, paramsShape, &spans, &others, &meta)
+				vEnd = scanShaped(line, i, 1, paramsShape, &spans, &others, &meta, &dupShaped)
 			} else {
 				vEnd = scanValue(line, i, 1, &meta)
 			}
@@ -164,6 +170,9 @@ func Parse(line []byte) (Envelope, error) {
 	}
 	if dup != nil {
 		return Envelope{}, fmt.Errorf("%w: duplicate member %q", ErrInvalidRequest, dup)
+	}
+	if dupShaped != "" {
+		return Envelope{}, fmt.Errorf("%w: duplicate member %q in params", ErrInvalidParams, dupShaped)
 	}
 	if env.Params.Present() && line[env.Params.Start] == '{' {
 		env.Update = UpdateSpans{

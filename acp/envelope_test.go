@@ -161,13 +161,46 @@ func updateByMembers(line []byte, params acp.Span) acp.UpdateSpans {
 	return u
 }
 
+// TestParseRefusesDuplicateParamsMembers: a member of params that Parse
+// routes or replays by (sessionId, update, and their sessionUpdate,
+// content, messageId, type, text) given twice, also under an escaped
+// spelling, is invalid params: Parse would read the first and a
+// host's JSON decoder the last, so the message would go to one session's
+// hosts while they read it as another's.
+func TestParseRefusesDuplicateParamsMembers(t *testing.T) {
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","sessionId":"s2","update":{"sessionUpdate":"a"}}}`,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","sessionI\u0064":"s2","update":{"sessionUpdate":"a"}}}`,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"a","content":[1]},"update":{"sessionUpdate":"b"}}}`,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"d1","text":"d2"}}}}`,
+		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"a","sessionUpdate":"b"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s1","prompt":[],"sessionId":"s2"}}`,
+	} {
+		if _, err := acp.Parse([]byte(line)); !errors.Is(err, acp.ErrInvalidParams) || !strings.Contains(err.Error(), "duplicate member") {
+			t.Errorf("Parse(%s) = %v, want a duplicate member refused", line, err)
+		}
+		// A Parser that learned the shape of the line without its duplicate
+		// refuses it too.
+		var p acp.Parser
+		good := strings.Replace(strings.Replace(line, `"sessionId":"s2"`, `"other":"s2"`, 1), `"sessionI\u0064":"s2"`, `"other":"s2"`, 1)
+		p.Parse([]byte(good))
+		if _, err := p.Parse([]byte(line)); err == nil {
+			t.Errorf("Parser.Parse(%s) after %s: no error", line, good)
+		}
+	}
+	// The same names elsewhere are not duplicates of each other.
+	line := `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"a","content":{"type":"text","text":"t"},"rawInput":{"text":"x","type":"y"}}}}`
+	if _, err := acp.Parse([]byte(line)); err != nil {
+		t.Errorf("Parse(%s): %v", line, err)
+	}
+}
+
 // TestParseLocatesSessionUpdate: Parse finds the parts of a session/update
 // in its one pass, as Members finds them level by level.
 func TestParseLocatesSessionUpdate(t *testing.T) {
 	for _, line := range []string{
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi \"x\""}}}}`,
 		`{"params":{"update":{"messageId":"m","content":{"text":"a","type":"text","x":1},"sessionUpdate":"agent_thought_chunk","y":[]},"sessionId":"s","z":{}},"method":"session/update","jsonrpc":"2.0"}`,
-		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"a","content":[1]},"update":{"sessionUpdate":"b"}}}`,
 		`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":"text"}}`,
 		`{"jsonrpc":"2.0","id":1,"result":{"sessionId":"s"}}`,
 	} {

@@ -3,6 +3,7 @@ package acp
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"math/bits"
 )
 
@@ -273,8 +274,11 @@ var (
 )
 
 // scanShaped is scanValue that, for an object, also records the spans and
-// flags of sh (spans and others are UpdateSpans' in order).
-func scanShaped(b []byte, i, depth int, sh *shape, spans *[7]Span, others *[3]bool, meta *bool) int {
+// flags of sh (spans and others are UpdateSpans' in order). A member of sh
+// that comes twice in one object (also spelled with escapes, as a JSON
+// decoder reads it) sets *dup to its name: the spans keep the first, a
+// decoder reads the last, so the caller refuses the message.
+func scanShaped(b []byte, i, depth int, sh *shape, spans *[7]Span, others *[3]bool, meta *bool, dup *string) int {
 	if i >= len(b) || b[i] != '{' || depth >= MaxDepth {
 		return scanValue(b, i, depth, meta)
 	}
@@ -294,6 +298,11 @@ func scanShaped(b []byte, i, depth int, sh *shape, spans *[7]Span, others *[3]bo
 		if metaKey(key) {
 			*meta = true
 		}
+		if bytes.IndexByte(key, '\\') >= 0 {
+			var s string
+			_ = json.Unmarshal(b[kStart:i], &s) // valid: scanned
+			key = []byte(s)
+		}
 		i = skipSpace(b, i)
 		if i >= len(b) || b[i] != ':' {
 			return -1
@@ -312,15 +321,19 @@ func scanShaped(b []byte, i, depth int, sh *shape, spans *[7]Span, others *[3]bo
 			others[sh.other] = true
 			i = scanValue(b, i, depth+1, meta)
 		case sh.sub != nil && sh.sub[k] != nil && !spans[sh.base+k].Present():
-			i = scanShaped(b, i, depth+1, sh.sub[k], spans, others, meta)
+			i = scanShaped(b, i, depth+1, sh.sub[k], spans, others, meta, dup)
 		default:
 			i = scanValue(b, i, depth+1, meta)
 		}
 		if i < 0 {
 			return -1
 		}
-		if k >= 0 && !spans[sh.base+k].Present() {
-			spans[sh.base+k] = Span{vStart, i}
+		if k >= 0 {
+			if !spans[sh.base+k].Present() {
+				spans[sh.base+k] = Span{vStart, i}
+			} else if *dup == "" {
+				*dup = sh.names[k]
+			}
 		}
 		i = skipSpace(b, i)
 		if i >= len(b) {
