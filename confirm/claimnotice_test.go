@@ -29,42 +29,9 @@ func (r *readCounting) Get(ctx context.Context, id string) (store.Record, error)
 // settles the answer bridge B claimed from the claim's NOTIFY payload,
 // without reading the decision back, and its agent gets that option.
 func TestOwnerSettlesAClaimFromItsNotification(t *testing.T) {
-	url := pgtest.Start(t).Database(t)
-	openPG := func() *postgres.Store {
-		s, err := postgres.Open(context.Background(), url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
-	}
-	owner := &readCounting{Store: openPG()}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	run := func(b *confirm.Broker, id string) {
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_ = b.RunShared(ctx, confirm.SharedOptions{Heartbeat: time.Hour, // no sweep reads rows meanwhile
-				Bridge: store.Bridge{ID: id, Started: time.Now(), Heartbeat: time.Now()}})
-		}()
-		t.Cleanup(func() { cancel(); <-done })
-	}
-	a := newBroker(t, confirm.Options{Store: owner, BridgeID: "A"})
-	b := newBroker(t, confirm.Options{Store: openPG(), BridgeID: "B"})
-	run(a, "A")
-	run(b, "B")
-	ide := newHost("ide")
-	ch := ask(a, req("sess-1", "k"), ide)
-	d := ide.wait(t)
-	// The watch LISTENs once RunShared started it: answer once it did
-	// (a missed NOTIFY would be settled only at the next heartbeat).
-	waitListening(t, url, 2)
-	if _, _, err := b.Answer(context.Background(), "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once"}); err != nil {
-		t.Fatalf("answer from B: %v", err)
-	}
-	jsonEq(t, await(t, ch).result, selected("allow-once"))
-	if n := owner.gets.Load(); n != 0 {
+	owner, a, b, url := claimingBridges(t, 0, nil)
+	n := answerFromB(t, owner, a, b, url)
+	if n != 0 {
 		t.Fatalf("the owner read the decision %d times to settle a claim its notification carried", n)
 	}
 }
@@ -74,7 +41,20 @@ func TestOwnerSettlesAClaimFromItsNotification(t *testing.T) {
 // owner reads the row, where the store may have voided the claim as
 // owner_lost meanwhile, and settles with what the row says.
 func TestOwnerRereadsAnOldClaim(t *testing.T) {
-	url := pgtest.Start(t).Database(t)
+	late := func() time.Time { return time.Now().Add(time.Hour) } // the owner's clock, an hour after the claim
+	owner, a, b, url := claimingBridges(t, time.Hour, late)
+	if n := answerFromB(t, owner, a, b, url); n == 0 {
+		t.Fatal("the owner settled a claim older than half the lease from its notification without reading the row")
+	}
+}
+
+// claimingBridges starts bridges A (the owner, whose store counts reads,
+// with clock now when not nil) and B on one throwaway PostgreSQL, both
+// running RunShared with a heartbeat of an hour (no sweep reads rows
+// meanwhile) and lease (0: the default).
+func claimingBridges(t *testing.T, lease time.Duration, now func() time.Time) (owner *readCounting, a, b *confirm.Broker, url string) {
+	t.Helper()
+	url = pgtest.Start(t).Database(t)
 	openPG := func() *postgres.Store {
 		s, err := postgres.Open(context.Background(), url)
 		if err != nil {
@@ -83,23 +63,31 @@ func TestOwnerRereadsAnOldClaim(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 		return s
 	}
-	owner := &readCounting{Store: openPG()}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	run := func(b *confirm.Broker, id string) {
+	t.Cleanup(cancel)
+	run := func(br *confirm.Broker, id string) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			_ = b.RunShared(ctx, confirm.SharedOptions{Heartbeat: time.Hour, Lease: time.Hour,
+			_ = br.RunShared(ctx, confirm.SharedOptions{Heartbeat: time.Hour, Lease: lease,
 				Bridge: store.Bridge{ID: id, Started: time.Now(), Heartbeat: time.Now()}})
 		}()
 		t.Cleanup(func() { cancel(); <-done })
 	}
-	late := func() time.Time { return time.Now().Add(time.Hour) } // the owner's clock, an hour after the claim
-	a := newBroker(t, confirm.Options{Store: owner, BridgeID: "A", Now: late})
-	b := newBroker(t, confirm.Options{Store: openPG(), BridgeID: "B"})
+	owner = &readCounting{Store: openPG()}
+	a = newBroker(t, confirm.Options{Store: owner, BridgeID: "A", Now: now})
+	b = newBroker(t, confirm.Options{Store: openPG(), BridgeID: "B"})
 	run(a, "A")
 	run(b, "B")
+	return owner, a, b, url
+}
+
+// answerFromB asks a permission at A, answers it from B once both watches
+// listen (a missed NOTIFY would be settled only at the next heartbeat),
+// checks that A's asker gets B's option, and returns how often A read the
+// decision from its store.
+func answerFromB(t *testing.T, owner *readCounting, a, b *confirm.Broker, url string) int32 {
+	t.Helper()
 	ide := newHost("ide")
 	ch := ask(a, req("sess-1", "k"), ide)
 	d := ide.wait(t)
@@ -108,9 +96,7 @@ func TestOwnerRereadsAnOldClaim(t *testing.T) {
 		t.Fatalf("answer from B: %v", err)
 	}
 	jsonEq(t, await(t, ch).result, selected("allow-once"))
-	if n := owner.gets.Load(); n == 0 {
-		t.Fatal("the owner settled a claim older than half the lease from its notification without reading the row")
-	}
+	return owner.gets.Load()
 }
 
 // waitListening returns once n sessions of the database at url listen.
