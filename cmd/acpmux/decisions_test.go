@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -64,6 +65,19 @@ func decisionsServer(t *testing.T) (base, tokenFile, id string, result <-chan js
 	case <-shown.presented: // open: the API lists it
 	case <-time.After(10 * time.Second):
 		t.Fatal("the decision was never presented to the API")
+	}
+	// Present has been called; the journal's "presented" event is written
+	// just after it returns. Wait for it, so a test reading the journal
+	// sees the same two lines every run.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		v, err := b.Decision(context.Background(), "sess_1", id)
+		if err == nil && len(v.Events) >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the presented event never reached the journal: %v %v", v.Events, err)
+		}
+		runtime.Gosched()
 	}
 	return "http://" + ln.Addr().String(), tokenFile, id, ch
 }
