@@ -7,7 +7,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -18,29 +20,56 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
 var (
-	bin    string
-	rounds int
+	bin     string
+	rounds  int
+	timeout time.Duration
 )
 
-// run executes argv and decodes its one JSON line of output.
+// run executes argv and decodes its one JSON line of output. A run that
+// takes longer than -timeout is killed with its whole process group (the
+// agent and acpmux it started) and tried once more; a second timeout, a
+// failure or output that is not one JSON object ends the runner with exit
+// status 1.
 func run(argv ...string) map[string]float64 {
-	cmd := exec.Command(argv[0], argv[1:]...)
+	for try := 1; ; try++ {
+		out, err := runOnce(argv)
+		if errors.Is(err, context.DeadlineExceeded) && try == 1 {
+			fmt.Fprintf(os.Stderr, "runner: %s: no result within %s; killed, trying once more\n", strings.Join(argv, " "), timeout)
+			continue
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "runner: %s: %v\n", strings.Join(argv, " "), err)
+			os.Exit(1)
+		}
+		m := map[string]float64{}
+		if err := json.Unmarshal(bytes.TrimSpace(out), &m); err != nil {
+			fmt.Fprintf(os.Stderr, "runner: %s: %v: %s\n", strings.Join(argv, " "), err, out)
+			os.Exit(1)
+		}
+		return m
+	}
+}
+
+// runOnce runs argv in a process group of its own, killed as a whole when
+// the timeout passes.
+func runOnce(argv []string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.Output()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "runner: %s: %v\n", strings.Join(argv, " "), err)
-		os.Exit(1)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
 	}
-	m := map[string]float64{}
-	if err := json.Unmarshal(bytes.TrimSpace(out), &m); err != nil {
-		fmt.Fprintf(os.Stderr, "runner: %s: %v: %s\n", strings.Join(argv, " "), err, out)
-		os.Exit(1)
-	}
-	return m
+	return out, err
 }
 
 func median(xs []float64) float64 {
@@ -71,6 +100,7 @@ func verdict(ok bool) string {
 func main() {
 	flag.StringVar(&bin, "bin", "", "directory of the built benchmark binaries")
 	flag.IntVar(&rounds, "rounds", 5, "rounds per benchmark (the median is reported)")
+	flag.DurationVar(&timeout, "timeout", 2*time.Minute, "longest one run of one benchmark may take; a run over it is killed and tried once more")
 	out := flag.String("out", "docs/performance.md", "Markdown file to write")
 	flag.Parse()
 	var t table
