@@ -3,8 +3,10 @@
 // to the agent's stdin, and writes each line of the agent's stdout to its
 // own stdout and, as one text frame, to every WebSocket client connected
 // to ws://ADDR/acp (github.com/coder/websocket, the library acpmux serves
-// with). Each client has its own unbounded queue of line batches and its
-// own writer goroutine; what clients send is discarded. It logs
+// with). Each client has its own queue of up to 65,536 line batches and
+// its own writer goroutine, and is registered before its handshake
+// completes, so it gets every line from the moment its Dial returns; what
+// clients send is discarded. It logs
 // "url=http://ADDR" on stderr once listening, as acpmux does.
 package main
 
@@ -18,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 
 	"github.com/coder/websocket"
@@ -75,16 +78,24 @@ func main() {
 }
 
 func serve(w http.ResponseWriter, r *http.Request) {
+	// The client is registered before the handshake completes: a client
+	// whose Dial has returned must get every line from then on, as a host
+	// attached to acpmux does.
+	cl := &client{q: make(chan [][]byte, 1<<16)}
+	mu.Lock()
+	clients = append(clients, cl)
+	mu.Unlock()
+	defer func() {
+		mu.Lock()
+		clients = slices.DeleteFunc(clients, func(c *client) bool { return c == cl })
+		mu.Unlock()
+	}()
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
 		return
 	}
 	c.SetReadLimit(64 << 20)
 	ctx := c.CloseRead(context.Background())
-	cl := &client{q: make(chan [][]byte, 1<<16)}
-	mu.Lock()
-	clients = append(clients, cl)
-	mu.Unlock()
 	for {
 		select {
 		case batch := <-cl.q:
