@@ -15,14 +15,21 @@ const DefaultReplayMaxBytes = 16 << 20
 // replayBlock is the size of the blocks coalesced chunk text is kept in.
 const replayBlock = 64 << 10
 
+// replayFirstBlock is the least a chunk run's first block holds: it
+// starts at the size of the run's first chunk (at least this) and doubles,
+// moving its text, until it is a replayBlock, so a short message does not
+// keep a whole block.
+const replayFirstBlock = 256
+
 // replayLog keeps a session's session/update notifications for hosts that
 // attach later. Consecutive plain text chunks of one message
 // (agent_message_chunk, user_message_chunk, agent_thought_chunk with the
 // same messageId and nothing but sessionId, sessionUpdate, content
 // {type:"text", text} and messageId) are coalesced by appending their raw,
-// still JSON-escaped text to fixed-size blocks, so a turn of 200,000 chunks
-// is one entry and costs O(1) per chunk with no copying of what came
-// before. Any other notification is kept byte-for-byte. Over its byte
+// still JSON-escaped text to 64 KiB blocks (a run's first block grows to
+// that size from its first chunk's, so a short message keeps little), so
+// a turn of 200,000 chunks is one entry and costs O(1) per chunk with no
+// copying of what came before its first 64 KiB. Any other notification is kept byte-for-byte. Over its byte
 // budget the log drops its oldest entries, a single run too long for the
 // budget drops its oldest text blocks, and a single notification (or chunk)
 // larger than the budget is kept as a short marker (omittedMarker).
@@ -53,9 +60,24 @@ type chunkRun struct {
 func (c *chunkRun) add(text []byte) {
 	c.size += len(text)
 	n := len(c.text)
+	if n == 1 {
+		// The first block grows (replayFirstBlock) while the text fits in
+		// a replayBlock.
+		first := c.text[0]
+		if need := len(first) + len(text); need > cap(first) && cap(first) < replayBlock && need <= replayBlock {
+			grown := make([]byte, len(first), min(max(2*cap(first), need), replayBlock))
+			copy(grown, first)
+			c.text[0] = grown
+		}
+	}
 	if n == 0 || len(c.text[n-1])+len(text) > cap(c.text[n-1]) {
-		blk := c.spare
-		if blk == nil || cap(blk) < len(text) {
+		var blk []byte
+		switch {
+		case n == 0:
+			blk = make([]byte, 0, max(replayFirstBlock, len(text)))
+		case c.spare != nil && cap(c.spare) >= len(text):
+			blk = c.spare
+		default:
 			blk = make([]byte, 0, max(replayBlock, len(text)))
 		}
 		c.spare = nil
@@ -63,6 +85,20 @@ func (c *chunkRun) add(text []byte) {
 		n++
 	}
 	c.text[n-1] = append(c.text[n-1], text...)
+}
+
+// finish is called when another entry follows the run, which then takes
+// no more text: it lets go of the spare block and moves a last block that
+// is mostly empty into one of its text's size.
+func (c *chunkRun) finish() {
+	c.spare = nil
+	n := len(c.text)
+	if n == 0 {
+		return
+	}
+	if last := c.text[n-1]; cap(last)-len(last) > len(last) {
+		c.text[n-1] = bytes.Clone(last)
+	}
 }
 
 // dropBlock drops the oldest text block, keeping it as the spare when it
@@ -115,6 +151,7 @@ func (l *replayLog) appendRaw(msg, sid, update []byte) {
 	} else {
 		msg = bytes.Clone(msg)
 	}
+	l.finishLast()
 	l.entries = append(l.entries, replayEntry{raw: msg})
 	l.bytes += len(msg)
 	l.evict()
@@ -131,6 +168,7 @@ func (l *replayLog) appendChunk(sid, kind, mid, text []byte) {
 		// Copies: the run must not keep the whole message alive.
 		run := &chunkRun{session: bytes.Clone(sid), kind: string(kind), messageID: bytes.Clone(mid)}
 		run.add(text)
+		l.finishLast()
 		l.entries = append(l.entries, replayEntry{chunk: run})
 		l.bytes += len(text) + chunkOverhead
 	}
@@ -228,6 +266,14 @@ var (
 	paramsMembers  = []string{"sessionId", "update"}
 	contentMembers = []string{"type", "text"}
 )
+
+// finishLast finishes the newest entry's chunk run, if it is one: an
+// entry is about to follow it.
+func (l *replayLog) finishLast() {
+	if last := l.last(); last != nil && last.chunk != nil {
+		last.chunk.finish()
+	}
+}
 
 func (l *replayLog) last() *replayEntry {
 	if len(l.entries) == l.head {

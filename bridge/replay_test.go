@@ -114,3 +114,73 @@ func TestReplayEntryOverBudgetBecomesMarker(t *testing.T) {
 		})
 	}
 }
+
+// replayCapacity is the bytes a replay log's text blocks occupy, spare
+// blocks included.
+func replayCapacity(l *replayLog) (n int) {
+	for _, e := range l.entries[l.head:] {
+		if e.chunk != nil {
+			for _, b := range e.chunk.text {
+				n += cap(b)
+			}
+			n += cap(e.chunk.spare)
+		}
+	}
+	return n
+}
+
+// TestReplayBlocksHoldAboutTheirText: a session of many short agent
+// messages between tool calls (each message its own chunk run) keeps
+// blocks of about its text's size, not a 64 KiB block per message; a run
+// that ends with a mostly empty block, or with a spare block from turning
+// over its budget, gives them up when the next entry follows.
+func TestReplayBlocksHoldAboutTheirText(t *testing.T) {
+	l := newReplayLog(0)
+	text := 0
+	for i := range 200 {
+		msg := chunkMsg(fmt.Sprintf("message %d: a short answer of the agent, about a hundred bytes long, before its next tool call", i))
+		appendMsg(l, msg)
+		appendMsg(l, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"c%d","title":"ls"}}}`, i)))
+		text += len(msg) - len(chunkMsg(""))
+	}
+	if got, limit := replayCapacity(l), 200*replayFirstBlock; got > limit {
+		t.Errorf("200 short messages (%d bytes of text) occupy %d bytes of blocks, want at most %d", text, got, limit)
+	}
+
+	// One run of 70 KB: two blocks, the second mostly empty once a tool
+	// call follows.
+	l = newReplayLog(0)
+	chunk := strings.Repeat("x", 1000)
+	for range 70 {
+		appendMsg(l, chunkMsg(chunk))
+	}
+	appendMsg(l, []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"c","title":"ls"}}}`))
+	if got, limit := replayCapacity(l), replayBlock+70*len(chunk)/2; got > limit {
+		t.Errorf("a finished run of 70,000 bytes occupies %d bytes of blocks, want at most %d", got, limit)
+	}
+
+	// A run over a budget of 4 blocks turns over its blocks with a spare;
+	// the spare goes when the run ends.
+	l = newReplayLog(4 * replayBlock)
+	for range 400 {
+		appendMsg(l, chunkMsg(chunk))
+	}
+	appendMsg(l, []byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"c","title":"ls"}}}`))
+	if got := replayCapacity(l); got > 4*replayBlock {
+		t.Errorf("a finished run over a budget of %d bytes occupies %d bytes of blocks, want at most the budget", 4*replayBlock, got)
+	}
+	msgs := l.messages()
+	if len(msgs) != 2 {
+		t.Fatalf("replay has %d messages, want the run and the tool call", len(msgs))
+	}
+	var m struct {
+		Params struct {
+			Update struct {
+				Content struct{ Text string }
+			}
+		}
+	}
+	if err := json.Unmarshal(msgs[0], &m); err != nil || len(m.Params.Update.Content.Text)%len(chunk) != 0 || !strings.HasPrefix(m.Params.Update.Content.Text, chunk) {
+		t.Errorf("the run's replayed text is not whole chunks (%v, %d bytes)", err, len(m.Params.Update.Content.Text))
+	}
+}

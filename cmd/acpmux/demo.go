@@ -108,7 +108,7 @@ func demoMain(args []string, s stdio) int {
 	b := r.bridge
 	toBridgeR, toBridgeW := io.Pipe()
 	fromBridgeR, fromBridgeW := io.Pipe()
-	b.AddHost(bridge.NewHost("terminal", bridge.NewNDJSONConn(toBridgeR, fromBridgeW, toBridgeR, f.maxLineBytes), bridge.HostOptions{Blocking: true, QueueLen: f.queueLen, Kind: "terminal"}))
+	b.AddHost(bridge.NewHost("terminal", bridge.NewNDJSONConn(toBridgeR, fromBridgeW, toBridgeR, f.maxLineBytes), bridge.HostOptions{Blocking: true, QueueLen: blockingQueueLen(f.queueLen), Kind: "terminal"}))
 
 	host := &terminalHost{out: s.out, in: bufio.NewReader(s.in), choose: *choose}
 	stream := &bridge.ObjectStream{C: bridge.NewNDJSONConn(fromBridgeR, toBridgeW, toBridgeW, 0)}

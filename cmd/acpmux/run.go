@@ -110,7 +110,7 @@ func runMain(args []string, s stdio) int {
 		bridge.GrowPipe(f) // larger writes to the IDE during bursts
 	}
 	in, closer := pollableStdin(s.in)
-	r.bridge.AddHost(bridge.NewHost("stdio", bridge.NewNDJSONConn(in, s.out, closer, f.maxLineBytes), bridge.HostOptions{Blocking: true, QueueLen: f.queueLen, Driver: f.headless, Kind: "stdio"}))
+	r.bridge.AddHost(bridge.NewHost("stdio", bridge.NewNDJSONConn(in, s.out, closer, f.maxLineBytes), bridge.HostOptions{Blocking: true, QueueLen: blockingQueueLen(f.queueLen), Driver: f.headless, Kind: "stdio"}))
 	return r.run(ctx)
 }
 

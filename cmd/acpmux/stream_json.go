@@ -231,7 +231,7 @@ func streamJSONMain(args []string, s stdio) int {
 		PermissionMode: f.permissionMode, Model: f.model, Cwd: cwd, MaxLineBytes: f.maxLineBytes,
 		Grace: f.grace, PlanAtStart: f.gate.mode == "plan",
 	}, r.broker, log, s.out)
-	if err := r.bridge.AddHost(bridge.NewHost(sjHostID, t.hostConn(), bridge.HostOptions{Blocking: true, QueueLen: f.queueLen, Kind: "stream-json"})); err != nil {
+	if err := r.bridge.AddHost(bridge.NewHost(sjHostID, t.hostConn(), bridge.HostOptions{Blocking: true, QueueLen: blockingQueueLen(f.queueLen), Kind: "stream-json"})); err != nil {
 		fmt.Fprintln(s.err, "acpmux stream-json:", err)
 		return 1
 	}

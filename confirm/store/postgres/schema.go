@@ -88,6 +88,7 @@ var migrations = []string{
 	migrationPruneEvents,   // pruneevents.go
 	migrationNotes,         // notes.go
 	migrationWatchChannels, // watchchannels.go
+	migrationFeedAt,        // feedindex.go
 }
 
 // migrationLock is the key of the transaction-level advisory lock that

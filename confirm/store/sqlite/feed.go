@@ -86,6 +86,11 @@ func (s *Store) LastFeedID(ctx context.Context) (int64, error) {
 const prunable = `SELECT id FROM decisions WHERE status != 'open' AND closed_at < ?1
 	AND id NOT IN (SELECT json_extract(rule, '$.decisionId') FROM always_rules WHERE json_valid(rule))`
 
+// pruneFeed deletes the events of prunable decisions and the session
+// events before ?1, never the newest event.
+const pruneFeed = `DELETE FROM feed_events WHERE (decision_id IN (` + prunable + `) OR (decision_id = '' AND at < ?1))
+	AND id < (SELECT MAX(id) FROM feed_events)`
+
 // Prune implements [store.Pruner].
 func (s *Store) Prune(ctx context.Context, before time.Time) (store.PruneResult, error) {
 	var res store.PruneResult
@@ -105,8 +110,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (store.PruneResult,
 		n   *int
 		sql string
 	}{
-		{&res.Feed, `DELETE FROM feed_events WHERE (decision_id IN (` + prunable + `) OR (decision_id = '' AND at < ?1))
-			AND id < (SELECT MAX(id) FROM feed_events)`},
+		{&res.Feed, pruneFeed},
 		{nil, `DELETE FROM decision_events WHERE decision_id IN (` + prunable + `)`},
 		{&res.Decisions, `DELETE FROM decisions WHERE id IN (` + prunable + `)`},
 	}

@@ -174,6 +174,7 @@ var migrations = []string{
 	migrationShared,      // shared.go
 	migrationPruneEvents, // pruneevents.go
 	migrationNotes,       // notes.go
+	migrationFeedAt,      // feedindex.go
 }
 
 func (s *Store) migrate() error {
