@@ -53,6 +53,9 @@ func chainedInsert(ctx context.Context, tx querier, content []byte, query string
 	return tag.RowsAffected() == 1, nil
 }
 
+// chainedPrefix begins every chainedQuery: the lock of the chain head.
+const chainedPrefix = `WITH head AS (SELECT seq, hash FROM chain_head WHERE id = 1 FOR UPDATE)`
+
 // chainedQuery returns the statement of chainedInsert for query with n
 // arguments before its chain placeholders; content is argument n+1.
 func chainedQuery(query string, n int) string {
@@ -68,7 +71,7 @@ func chainedQuery(query string, n int) string {
 		query = strings.Replace(query, p, v, 1)
 	}
 	query = strings.Replace(query, "@content", fmt.Sprintf("$%d", n+1), 1) // content's placeholder: the first free one
-	return `WITH head AS (SELECT seq, hash FROM chain_head WHERE id = 1 FOR UPDATE),
+	return chainedPrefix + `,
 		chained AS (` + query + ` RETURNING chain_seq, chain_hash)
 		UPDATE chain_head SET seq = chained.chain_seq, hash = chained.chain_hash FROM chained WHERE chain_head.id = 1`
 }

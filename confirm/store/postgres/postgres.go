@@ -26,7 +26,8 @@ type Store struct {
 	where     string // the URL without its password
 	owner     string // this store's owner tag: host/pid/instance
 	recovered int
-	from      int // the schema version Open found
+	from      int     // the schema version Open found
+	group     grouper // the group commit of decisions' writes (group.go)
 }
 
 // IsURL reports whether state names a PostgreSQL database: a URL with
