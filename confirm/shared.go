@@ -411,12 +411,13 @@ func (b *Broker) settleAnswer(d *Decision, rec store.Record) (transition, string
 	return transition{Status: store.StatusAnswered, Answer: &a, By: rec.ResolvedBy, Person: rec.Person, Reason: store.ReasonAnswered}, a.OptionID
 }
 
-// answerRemote answers rec, an open decision of another bridge: a is
+// answerRemote answers rec, an open decision of another bridge (snap its
+// decoded snapshot, v its view): a is
 // checked against the stored offer (exactly an offered optionId, free text
 // only where allowed, scope ONCE), the claim is taken in the store (one
 // answer wins across processes and machines), and then the owning bridge's
 // verdict is awaited for up to remoteSettleWait.
-func (b *Broker) answerRemote(ctx context.Context, rec store.Record, v View, hostID string, a Answer) (View, bool, error) {
+func (b *Broker) answerRemote(ctx context.Context, rec store.Record, snap Snapshot, v View, hostID string, a Answer) (View, bool, error) {
 	b.tagView(ctx, &v, rec.BridgeID)
 	by := hostID + "@" + b.opts.BridgeID
 	if b.opts.BridgeID == "" {
@@ -424,10 +425,6 @@ func (b *Broker) answerRemote(ctx context.Context, rec store.Record, v View, hos
 	}
 	if a.Scope != "" && a.Scope != "ONCE" {
 		return v, false, b.noteRefused(ctx, rec.ID, by, fmt.Errorf("%w: scope %s is kept by the bridge that asked: answer it there", ErrInvalidAnswer, a.Scope))
-	}
-	snap, err := snapshotOf(rec)
-	if err != nil {
-		return v, false, err
 	}
 	if snap.Gate != nil && snap.Gate.Approval != nil {
 		return v, false, b.noteRefused(ctx, rec.ID, by, fmt.Errorf("%w: a rule names who may answer this decision (rule %s): answer it at the bridge that asked", ErrForbidden, snap.Gate.DecidedBy))
@@ -459,7 +456,7 @@ func (b *Broker) answerRemote(ctx context.Context, rec store.Record, v View, hos
 	var got View
 	var gerr error
 	if reads && won {
-		got, gerr = b.awaitRead(ctx, sr, rec.ID)
+		got, gerr = b.awaitRead(ctx, sr, rec.ID, snap)
 	} else {
 		got, gerr = b.awaitSettled(ctx, rec.ID, changed)
 	}
@@ -523,10 +520,10 @@ func (b *Broker) awaitSettled(ctx context.Context, id string, changed <-chan str
 }
 
 // awaitRead is awaitSettled on a store that does not notify a claim's
-// winner ([store.SettledReader]): the broker reads all of its claims
+// winner ([store.SettledReader]), with snap the decision's snapshot: the broker reads all of its claims
 // awaiting their owner in one query, every few milliseconds
 // (settlepoll.go), for up to remoteSettleWait.
-func (b *Broker) awaitRead(ctx context.Context, sr store.SettledReader, id string) (View, error) {
+func (b *Broker) awaitRead(ctx context.Context, sr store.SettledReader, id string, snap Snapshot) (View, error) {
 	rec, ok := b.shared.reads.await(ctx, sr, id)
 	if !ok {
 		var err error
@@ -534,7 +531,7 @@ func (b *Broker) awaitRead(ctx context.Context, sr store.SettledReader, id strin
 			return View{}, err
 		}
 	}
-	return viewOfRecord(rec)
+	return viewWithSnapshot(rec, snap), nil
 }
 
 // listStored returns the stored decisions of sessionID of this bridge

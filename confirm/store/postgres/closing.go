@@ -16,7 +16,7 @@ func (s *Store) AppendClosing(ctx context.Context, id string, evs []store.Event,
 	b := &pgx.Batch{}
 	for _, ev := range evs {
 		if ev.Type == store.EventDelivered {
-			return fmt.Errorf("store closing: a delivered event of %s is not a closing one", id)
+			b.Queue(`UPDATE decisions SET delivered_at = COALESCE(delivered_at, $1) WHERE id = $2`, nanos(ev.At), id)
 		}
 		q, args := eventInsert(id, ev)
 		b.Queue(chainedQuery(q, len(args)-1), args...)
