@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -176,20 +175,10 @@ func scanRecord(row pgx.Row, extra ...any) (store.Record, error) {
 
 // Get implements [store.Store]: the row and its journal (aggregated as
 // JSON) in one statement, so the two agree (one snapshot) and a read is
-// one round trip.
+// one round trip; reads of this instance waiting at once share that
+// statement (readgroup.go).
 func (s *Store) Get(ctx context.Context, id string) (store.Record, error) {
-	var journal []byte
-	r, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+`, `+journalColumn+` FROM decisions WHERE id = $1`, id), &journal)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Record{}, fmt.Errorf("%w: %s", store.ErrNotFound, id)
-	}
-	if err == nil {
-		r.Events, err = decodeJournal(journal)
-	}
-	if err != nil {
-		return store.Record{}, fmt.Errorf("store get: %w", err)
-	}
-	return r, nil
+	return s.groupedGet(ctx, id)
 }
 
 // journalColumn selects a decision's journal as one JSON array, in seq

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -158,5 +159,40 @@ func TestSettledReadsOnlyClaimsTheirOwnerTook(t *testing.T) {
 	}
 	if evs := got["delivered"].Events; len(evs) != 2 || evs[1].Type != store.EventDelivered {
 		t.Fatalf("delivered journal %+v", evs)
+	}
+}
+
+// TestReadsSharingAStatementGetTheirOwn: 60 concurrent reads through one
+// instance, which share statements, each get their own decision with its
+// journal, and a read of an unknown id gets ErrNotFound; a read after a
+// write sees it.
+func TestReadsSharingAStatementGetTheirOwn(t *testing.T) {
+	s := open(t, pgtest.Start(t).Database(t))
+	ctx := context.Background()
+	at := time.Now().UTC()
+	for i := range 30 {
+		if _, _, err := s.Insert(ctx, openRecord(fmt.Sprint("d", i), at)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range 60 {
+		wg.Go(func() {
+			id := fmt.Sprint("d", i)
+			rec, err := s.Get(ctx, id)
+			switch {
+			case i >= 30 && !errors.Is(err, store.ErrNotFound):
+				t.Errorf("get unknown %s: %+v, %v, want ErrNotFound", id, rec, err)
+			case i < 30 && (err != nil || rec.ID != id || rec.AgentKey != id || len(rec.Events) != 1):
+				t.Errorf("get %s: %+v, %v", id, rec, err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := s.Append(ctx, "d3", store.Event{Seq: 2, At: at, Type: store.EventDelivered}); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := s.Get(ctx, "d3"); err != nil || rec.DeliveredAt.IsZero() || len(rec.Events) != 2 {
+		t.Fatalf("read after a write: %+v, %v", rec, err)
 	}
 }
