@@ -520,9 +520,9 @@ func (b *Broker) awaitSettled(ctx context.Context, id string, changed <-chan str
 }
 
 // awaitRead is awaitSettled on a store that does not notify a claim's
-// winner ([store.SettledReader]), with snap the decision's snapshot: the broker reads all of its claims
-// awaiting their owner in one query, every few milliseconds
-// (settlepoll.go), for up to remoteSettleWait.
+// winner ([store.SettledReader]), with snap the decision's snapshot: the
+// broker reads all of its claims awaiting their owner in one query, every
+// few milliseconds (settlepoll.go), for up to remoteSettleWait.
 func (b *Broker) awaitRead(ctx context.Context, sr store.SettledReader, id string, snap Snapshot) (View, error) {
 	rec, ok := b.shared.reads.await(ctx, sr, id)
 	if !ok {
