@@ -55,15 +55,16 @@ func (b *Broker) answerStored(ctx context.Context, sessionID, decisionID, hostID
 		}
 		return View{}, false, err
 	}
-	v, err := viewOfRecord(rec)
+	snap, err := snapshotOf(rec)
 	if err != nil {
 		return View{}, false, err
 	}
+	v := viewWithSnapshot(rec, snap)
 	if v.Question != nil {
 		return v, false, fmt.Errorf("%w: decision %s is a question: answer it with action and content", ErrInvalidAnswer, decisionID)
 	}
 	if rec.Status == store.StatusOpen && rec.BridgeID != "" && rec.BridgeID != b.opts.BridgeID {
-		return b.answerRemote(ctx, rec, v, hostID, a)
+		return b.answerRemote(ctx, rec, snap, v, hostID, a)
 	}
 	if rec.Status == store.StatusAnswered && rec.Answer != nil && a.Scope == "" &&
 		*rec.Answer == (store.Answer{OptionID: a.OptionID, Text: a.Text}) {

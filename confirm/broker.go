@@ -246,17 +246,17 @@ func (b *Broker) Ask(ctx context.Context, req Request, hosts []Presenter) (json.
 func (b *Broker) deliver(ctx context.Context, d *Decision) (json.RawMessage, error) {
 	d.mu.Lock()
 	res, result := d.res, d.result
-	detail := string(result)
-	switch res.Reason {
-	case store.ReasonAgentCancelled:
-		detail = "error -32800"
-	case store.ReasonAskCancelled:
-		detail = "nothing: the caller's context ended"
+	stored := d.deliveredStored // the closing write stored it (finish)
+	d.deliveredStored = false
+	var ev store.Event
+	if !stored {
+		ev = d.addEvent(b.now().UTC(), store.EventDelivered, "", deliveredDetail(res, result))
 	}
-	ev := d.addEvent(b.now().UTC(), store.EventDelivered, "", detail)
 	d.delivered = true
 	d.mu.Unlock()
-	b.persist(d, ev)
+	if !stored {
+		b.persist(d, ev)
+	}
 	switch res.Reason {
 	case store.ReasonAgentCancelled:
 		return nil, fmt.Errorf("%w: the agent cancelled its request of decision %s", acp.ErrRequestCancelled, d.id)
@@ -264,6 +264,19 @@ func (b *Broker) deliver(ctx context.Context, d *Decision) (json.RawMessage, err
 		return nil, fmt.Errorf("ask: %w", context.Cause(ctx))
 	}
 	return result, nil
+}
+
+// deliveredDetail is the detail of the delivered event of a decision
+// closed with res and result: the result the agent gets, or what it gets
+// instead.
+func deliveredDetail(res Resolution, result json.RawMessage) string {
+	switch res.Reason {
+	case store.ReasonAgentCancelled:
+		return "error -32800"
+	case store.ReasonAskCancelled:
+		return "nothing: the caller's context ended"
+	}
+	return string(result)
 }
 
 // open finds or creates the decision of req. It returns a nil decision with

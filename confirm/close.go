@@ -134,6 +134,11 @@ func (b *Broker) finish(d *Decision, t transition, pending ...store.Event) {
 		others = append(others, h.p)
 		evs = append(evs, d.addEvent(t.At, store.EventWithdrawn, id, ""))
 	}
+	// The Ask waiting for d hands its result over next (deliver): its
+	// delivered event goes in this write, one write fewer before the agent
+	// gets the result.
+	evs = append(evs, d.addEvent(t.At, store.EventDelivered, "", deliveredDetail(d.res, d.result)))
+	d.deliveredStored = true
 	res := d.res
 	d.mu.Unlock()
 	var item gate.PlanItem

@@ -134,6 +134,10 @@ type Decision struct {
 	timer     *time.Timer
 	done      chan struct{} // closed once the decision is closed, its result set and the gate's after-close work done
 	ready     chan struct{} // closed once the decision is stored (or failed to be)
+
+	// deliveredStored: finish stored, with d's closing, the delivered
+	// event the next deliver would store (close.go).
+	deliveredStored bool
 }
 
 // hostState is what the broker knows about one host's copy of a decision.

@@ -60,6 +60,7 @@ type sharedState struct {
 	bridges map[string]store.Bridge
 	fetched time.Time
 	waiting map[string][]chan struct{} // by decision id: closed at its next change
+	reads   settleReads                // claims awaiting their owner, on a store.SettledReader (settlepoll.go)
 }
 
 // leaseOrDefault returns the lease of [SharedOptions], or defaultLease
@@ -151,8 +152,10 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 	}
 	w := newWakeups()
 	var wg sync.WaitGroup
+	_, reads := sh.(store.SettledReader)
+	watch := b.opts.BridgeID != "" || !reads // the inbox owns no decisions: it reads its claims' outcomes (settlepoll.go)
 	wg.Go(func() {
-		for ctx.Err() == nil {
+		for watch && ctx.Err() == nil {
 			if err := watchClaims(ctx, sh, func(id string, claimed *store.Record) { b.shared.broadcast(id); w.add(b, id, claimed) }); err != nil {
 				b.log.Warn("confirm: store watch failed; retrying", "err", err)
 				select {
@@ -408,12 +411,13 @@ func (b *Broker) settleAnswer(d *Decision, rec store.Record) (transition, string
 	return transition{Status: store.StatusAnswered, Answer: &a, By: rec.ResolvedBy, Person: rec.Person, Reason: store.ReasonAnswered}, a.OptionID
 }
 
-// answerRemote answers rec, an open decision of another bridge: a is
+// answerRemote answers rec, an open decision of another bridge (snap its
+// decoded snapshot, v its view): a is
 // checked against the stored offer (exactly an offered optionId, free text
 // only where allowed, scope ONCE), the claim is taken in the store (one
 // answer wins across processes and machines), and then the owning bridge's
 // verdict is awaited for up to remoteSettleWait.
-func (b *Broker) answerRemote(ctx context.Context, rec store.Record, v View, hostID string, a Answer) (View, bool, error) {
+func (b *Broker) answerRemote(ctx context.Context, rec store.Record, snap Snapshot, v View, hostID string, a Answer) (View, bool, error) {
 	b.tagView(ctx, &v, rec.BridgeID)
 	by := hostID + "@" + b.opts.BridgeID
 	if b.opts.BridgeID == "" {
@@ -421,10 +425,6 @@ func (b *Broker) answerRemote(ctx context.Context, rec store.Record, v View, hos
 	}
 	if a.Scope != "" && a.Scope != "ONCE" {
 		return v, false, b.noteRefused(ctx, rec.ID, by, fmt.Errorf("%w: scope %s is kept by the bridge that asked: answer it there", ErrInvalidAnswer, a.Scope))
-	}
-	snap, err := snapshotOf(rec)
-	if err != nil {
-		return v, false, err
 	}
 	if snap.Gate != nil && snap.Gate.Approval != nil {
 		return v, false, b.noteRefused(ctx, rec.ID, by, fmt.Errorf("%w: a rule names who may answer this decision (rule %s): answer it at the bridge that asked", ErrForbidden, snap.Gate.DecidedBy))
@@ -439,17 +439,27 @@ func (b *Broker) answerRemote(ctx context.Context, rec store.Record, v View, hos
 	if !rec.Deadline.After(now) {
 		return v, false, fmt.Errorf("%w: decision is past its deadline", ErrConflict)
 	}
-	changed := b.shared.changes(rec.ID) // before the claim: the owner may settle it at once
+	sr, reads := b.store.(store.SettledReader)
+	var changed <-chan struct{}
+	if !reads {
+		changed = b.shared.changes(rec.ID) // before the claim: the owner may settle it at once
+	}
 	won, err := b.store.Claim(ctx, rec.ID, store.Transition{Status: store.StatusAnswered,
 		Answer: &store.Answer{OptionID: a.OptionID, Text: a.Text}, By: by, Person: personName(ctx), Reason: store.ReasonAnswered, At: now})
-	if !won {
+	if !won && changed != nil {
 		b.shared.forget(rec.ID, changed)
 		changed = nil
 	}
 	if err != nil {
 		return v, false, fmt.Errorf("record answer: %w", err)
 	}
-	got, gerr := b.awaitSettled(ctx, rec.ID, changed)
+	var got View
+	var gerr error
+	if reads && won {
+		got, gerr = b.awaitRead(ctx, sr, rec.ID, snap)
+	} else {
+		got, gerr = b.awaitSettled(ctx, rec.ID, changed)
+	}
 	if gerr != nil {
 		return v, false, gerr
 	}
@@ -507,6 +517,21 @@ func (b *Broker) awaitSettled(ctx context.Context, id string, changed <-chan str
 		}
 		return viewOfRecord(rec)
 	}
+}
+
+// awaitRead is awaitSettled on a store that does not notify a claim's
+// winner ([store.SettledReader]), with snap the decision's snapshot: the
+// broker reads all of its claims awaiting their owner in one query, every
+// few milliseconds (settlepoll.go), for up to remoteSettleWait.
+func (b *Broker) awaitRead(ctx context.Context, sr store.SettledReader, id string, snap Snapshot) (View, error) {
+	rec, ok := b.shared.reads.await(ctx, sr, id)
+	if !ok {
+		var err error
+		if rec, err = b.store.Get(context.WithoutCancel(ctx), id); err != nil {
+			return View{}, err
+		}
+	}
+	return viewWithSnapshot(rec, snap), nil
 }
 
 // listStored returns the stored decisions of sessionID of this bridge

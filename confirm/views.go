@@ -100,6 +100,12 @@ func viewOfRecord(r store.Record) (View, error) {
 	if err != nil {
 		return View{}, err
 	}
+	return viewWithSnapshot(r, snap), nil
+}
+
+// viewWithSnapshot is viewOfRecord with snap, r's decoded snapshot
+// (snapshotOf; a stored decision's snapshot never changes).
+func viewWithSnapshot(r store.Record, snap Snapshot) View {
 	v := viewOf(r.ID, snap, r.CreatedAt, r.Deadline)
 	v.Status = r.Status
 	if r.Answer != nil {
@@ -123,7 +129,7 @@ func viewOfRecord(r store.Record) (View, error) {
 		v.Answer = nil
 		questionView(&v, &snap, questionAnswerOf(r.Answer))
 	}
-	return v, nil
+	return v
 }
 
 // snapshotOf decodes the snapshot of a stored decision.

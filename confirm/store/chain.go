@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 )
 
 // The tables whose rows are hash-chained (docs/security.md, "Tamper-evident
@@ -28,11 +29,29 @@ var ChainTables = []string{ChainDecisionEvents, ChainPlanItems, ChainModeEvents,
 // order (strings and int64 nanoseconds, as stored). Writing and verifying
 // compute it the same way.
 func ChainContent(table string, fields ...any) []byte {
-	b, err := json.Marshal(append([]any{table}, fields...))
-	if err != nil {
-		panic(fmt.Sprintf("chain content of %s: %v", table, err)) // only strings and integers are passed
+	// json.Marshal of the []any, element by element (an array is its
+	// elements' encodings between brackets, comma-separated), integers
+	// without reflection.
+	b := make([]byte, 0, 128)
+	b = append(b, '[')
+	for i, f := range append([]any{table}, fields...) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		switch v := f.(type) {
+		case int64:
+			b = strconv.AppendInt(b, v, 10)
+		case int:
+			b = strconv.AppendInt(b, int64(v), 10)
+		default:
+			e, err := json.Marshal(v)
+			if err != nil {
+				panic(fmt.Sprintf("chain content of %s: %v", table, err)) // only strings and integers are passed
+			}
+			b = append(b, e...)
+		}
 	}
-	return b
+	return append(b, ']')
 }
 
 // ChainHash returns the hash a row carries: lowercase hex SHA-256 of the

@@ -45,14 +45,15 @@ type Shared interface {
 	// Watch calls changed (from one goroutine) soon after another process
 	// claimed a decision this instance inserted, closed it as owner_lost or
 	// left a note for it ([Notes]), or delivered or reclosed a decision
-	// whose claim this instance won, and perhaps at other times (other
+	// whose claim this instance won (not a [SettledReader], whose claimer
+	// reads those), and perhaps at other times (other
 	// changes), with the decision's id, or "" when the store cannot tell
 	// which decisions changed (then the caller looks at all of its own,
 	// and takes its notes); it returns when ctx ends (nil) or the watch
 	// fails. SQLite polls PRAGMA data_version every [WatchInterval] (id
 	// ""); PostgreSQL LISTENs on a channel of this instance's own, which
-	// those writes NOTIFY (with the id; "" for a note), so a change wakes
-	// only the processes it concerns.
+	// a claim, a lost owner or a note NOTIFYs (with the id; "" for a
+	// note), so a change wakes only the process it concerns.
 	Watch(ctx context.Context, changed func(id string)) error
 }
 

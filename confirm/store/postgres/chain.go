@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -53,9 +54,34 @@ func chainedInsert(ctx context.Context, tx querier, content []byte, query string
 	return tag.RowsAffected() == 1, nil
 }
 
+// chainedPrefix begins every chainedQuery: the lock of the chain head.
+const chainedPrefix = `WITH head AS (SELECT seq, hash FROM chain_head WHERE id = 1 FOR UPDATE)`
+
 // chainedQuery returns the statement of chainedInsert for query with n
-// arguments before its chain placeholders; content is argument n+1.
+// arguments before its chain placeholders; content is argument n+1. The
+// statements are built once each (builtChained).
 func chainedQuery(query string, n int) string {
+	key := chainedKey{query, n}
+	if q, ok := builtChained.Load(key); ok {
+		return q.(string)
+	}
+	q := buildChainedQuery(query, n)
+	builtChained.Store(key, q)
+	return q
+}
+
+// chainedKey names a statement of chainedQuery.
+type chainedKey struct {
+	query string
+	n     int
+}
+
+// builtChained holds the statements chainedQuery built, by chainedKey:
+// the queries are the store's own constants, so it stays small.
+var builtChained sync.Map
+
+// buildChainedQuery builds the statement of chainedQuery.
+func buildChainedQuery(query string, n int) string {
 	for i, v := range []string{ // $n+3, $n+2, $n+1: none is a prefix of another placeholder
 		`(SELECT encode(sha256(convert_to(hash || E'\n', 'UTF8') || @content::bytea), 'hex') FROM head)`,
 		`(SELECT hash FROM head)`,
@@ -68,7 +94,7 @@ func chainedQuery(query string, n int) string {
 		query = strings.Replace(query, p, v, 1)
 	}
 	query = strings.Replace(query, "@content", fmt.Sprintf("$%d", n+1), 1) // content's placeholder: the first free one
-	return `WITH head AS (SELECT seq, hash FROM chain_head WHERE id = 1 FOR UPDATE),
+	return chainedPrefix + `,
 		chained AS (` + query + ` RETURNING chain_seq, chain_hash)
 		UPDATE chain_head SET seq = chained.chain_seq, hash = chained.chain_hash FROM chained WHERE chain_head.id = 1`
 }

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -39,7 +38,7 @@ func (s *Store) insert(ctx context.Context, rec store.Record) (bool, error) {
 	for _, ev := range rec.Events {
 		queueNewEvent(b, rec.ID, ev)
 	}
-	tags, err := s.pipelinedTags(ctx, b)
+	tags, err := s.grouped(ctx, rec.ID, b) // group.go
 	if err != nil {
 		return false, err
 	}
@@ -67,44 +66,38 @@ func (s *Store) Claim(ctx context.Context, id string, t store.Transition) (bool,
 	if t.Event.Seq != 0 {
 		queueNewEvent(b, id, t.Event)
 	}
-	tags, err := s.pipelinedTags(ctx, b)
+	tags, err := s.grouped(ctx, id, b) // group.go: claims through one instance share a commit
 	if err != nil {
 		return false, fmt.Errorf("store claim: %w", err)
 	}
 	return tags[0].RowsAffected() == 1, nil
 }
 
-// Append implements [store.Store]: the chained insert of ev, one statement
-// and transaction. A delivered event also sets delivered_at and NOTIFYs the
-// decision's claimer (when that is another instance: its answer awaits
-// the delivery), pipelined with the event in one transaction.
+// Append implements [store.Store]: the chained insert of ev, one statement.
+// A delivered event also sets delivered_at, in the same transaction; the
+// decision's claimer, when another instance, learns of it by reading
+// ([Store.Settled]), with no NOTIFY: a NOTIFY's commit wakes every
+// listening backend of the database. The write may share its transaction
+// with other decisions' writes of this instance (group.go).
 func (s *Store) Append(ctx context.Context, id string, ev store.Event) error {
-	var err error
-	if ev.Type != store.EventDelivered {
-		q, args := eventInsert(id, ev)
-		_, err = chainedInsert(ctx, s.pool, args[len(args)-1].([]byte), q, args[:len(args)-1]...)
-	} else {
-		err = s.AppendEvents(ctx, id, []store.Event{ev})
-	}
-	if err != nil {
-		return fmt.Errorf("store append: %w", err)
-	}
-	return nil
+	return s.AppendEvents(ctx, id, []store.Event{ev})
 }
 
 // AppendEvents implements [store.EventsAppender]: the statements of Append
 // for each event, pipelined in one round trip and transaction.
 func (s *Store) AppendEvents(ctx context.Context, id string, evs []store.Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
 	b := &pgx.Batch{}
 	for _, ev := range evs {
 		if ev.Type == store.EventDelivered {
-			b.Queue(`WITH rows AS (UPDATE decisions SET delivered_at = COALESCE(delivered_at, $1)
-				WHERE id = $2 RETURNING id, claimer) `+notifyRows("claimer", "$3"), nanos(ev.At), id, s.owner)
+			b.Queue(`UPDATE decisions SET delivered_at = COALESCE(delivered_at, $1) WHERE id = $2`, nanos(ev.At), id)
 		}
 		q, args := eventInsert(id, ev)
 		b.Queue(chainedQuery(q, len(args)-1), args...)
 	}
-	if err := s.pipelined(ctx, b); err != nil {
+	if _, err := s.grouped(ctx, id, b); err != nil { // group.go
 		return fmt.Errorf("store append: %w", err)
 	}
 	return nil
@@ -182,31 +175,36 @@ func scanRecord(row pgx.Row, extra ...any) (store.Record, error) {
 
 // Get implements [store.Store]: the row and its journal (aggregated as
 // JSON) in one statement, so the two agree (one snapshot) and a read is
-// one round trip.
+// one round trip; reads of this instance waiting at once share that
+// statement (readgroup.go).
 func (s *Store) Get(ctx context.Context, id string) (store.Record, error) {
-	var journal []byte
-	r, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+`, (SELECT json_agg(json_build_object('seq', seq,
-		'at', at, 'type', type, 'host', host, 'detail', detail, 'person', person) ORDER BY seq)
-		FROM decision_events WHERE decision_id = decisions.id) FROM decisions WHERE id = $1`, id), &journal)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Record{}, fmt.Errorf("%w: %s", store.ErrNotFound, id)
+	return s.groupedGet(ctx, id)
+}
+
+// journalColumn selects a decision's journal as one JSON array, in seq
+// order (NULL without events), for decodeJournal.
+const journalColumn = `(SELECT json_agg(json_build_object('seq', seq, 'at', at, 'type', type, 'host', host,
+	'detail', detail, 'person', person) ORDER BY seq) FROM decision_events WHERE decision_id = decisions.id)`
+
+// decodeJournal decodes the journalColumn of a decision.
+func decodeJournal(journal []byte) ([]store.Event, error) {
+	if journal == nil {
+		return nil, nil
 	}
-	if err == nil && journal != nil {
-		var evs []struct {
-			Seq                        int
-			At                         int64
-			Type, Host, Detail, Person string
-		}
-		err = json.Unmarshal(journal, &evs)
-		for _, e := range evs {
-			r.Events = append(r.Events, store.Event{Seq: e.Seq, At: fromNanos(e.At), Type: store.EventType(e.Type),
-				Host: e.Host, Detail: e.Detail, Person: e.Person})
-		}
+	var evs []struct {
+		Seq                        int
+		At                         int64
+		Type, Host, Detail, Person string
 	}
-	if err != nil {
-		return store.Record{}, fmt.Errorf("store get: %w", err)
+	if err := json.Unmarshal(journal, &evs); err != nil {
+		return nil, err
 	}
-	return r, nil
+	out := make([]store.Event, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, store.Event{Seq: e.Seq, At: fromNanos(e.At), Type: store.EventType(e.Type),
+			Host: e.Host, Detail: e.Detail, Person: e.Person})
+	}
+	return out, nil
 }
 
 // List implements [store.Store].

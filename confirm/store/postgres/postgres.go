@@ -26,7 +26,9 @@ type Store struct {
 	where     string // the URL without its password
 	owner     string // this store's owner tag: host/pid/instance
 	recovered int
-	from      int // the schema version Open found
+	from      int       // the schema version Open found
+	group     grouper   // the group commit of decisions' writes (group.go)
+	reads     readGroup // the batched reads of single decisions (readgroup.go)
 }
 
 // IsURL reports whether state names a PostgreSQL database: a URL with

@@ -74,15 +74,15 @@ func (s *Store) Unsettled(ctx context.Context, bridgeID string) ([]string, error
 	return ids, rows.Err()
 }
 
-// Reclose implements [store.Shared]: the conditional UPDATE, which
-// NOTIFYs the claimer whose answer is refused, and the journal event
-// (guarded to follow only a row it changed), pipelined in one round trip
-// and transaction.
+// Reclose implements [store.Shared]: the conditional UPDATE and the
+// journal event (guarded to follow only a row it changed), pipelined in one
+// round trip and transaction. The claimer whose answer is refused learns
+// of it by reading ([Store.Settled]), with no NOTIFY.
 func (s *Store) Reclose(ctx context.Context, id string, t store.Transition) (bool, error) {
 	b := &pgx.Batch{}
-	b.Queue(`WITH rows AS (UPDATE decisions SET status = $1, reason = $2, closed_at = $3
-		WHERE id = $4 AND status = 'answered' AND delivered_at IS NULL RETURNING id, claimer) `+notifyRows("claimer", "$5"),
-		string(t.Status), string(t.Reason), nanos(t.At), id, s.owner)
+	b.Queue(`UPDATE decisions SET status = $1, reason = $2, closed_at = $3
+		WHERE id = $4 AND status = 'answered' AND delivered_at IS NULL`,
+		string(t.Status), string(t.Reason), nanos(t.At), id)
 	if t.Event.Seq != 0 {
 		queueNewEvent(b, id, t.Event) // decisions.go
 	}
@@ -146,9 +146,11 @@ func (s *Store) LoseOwners(ctx context.Context, cutoff, at time.Time) ([]string,
 // Watch implements [store.Shared]: LISTEN, on a connection of the pool
 // held for the watch, on this instance's own channel (watchchannels.go).
 // A claim, a lost owner or a note NOTIFYs the channel of the instance that
-// opened the decision (decisions.owner), a delivery or reclose the channel
-// of the instance that won its claim (decisions.claimer); so each change
-// wakes the one process it concerns, whatever the number of bridges.
+// opened the decision (decisions.owner); so each change wakes the one
+// process it concerns, whatever the number of bridges. A delivery or
+// reclose NOTIFYs nobody: the instance that won the claim reads it
+// ([Store.Settled]), so an instance that owns no decisions need not
+// watch at all.
 func (s *Store) Watch(ctx context.Context, changed func(id string)) error {
 	return s.WatchClaims(ctx, func(id string, _ *store.Record) { changed(id) })
 }

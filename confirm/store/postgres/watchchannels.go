@@ -2,34 +2,23 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 )
 
 // migrationWatchChannels records on each decision the store instance that
 // won its claim (decisions.claimer, that instance's owner tag; "" while
-// open or for a decision closed without a claim), so that the owner's
-// delivery or refusal of the answer wakes only the process whose answer
-// awaits it ([Store.Watch]).
+// open or for a decision closed without a claim). The owner's delivery or
+// refusal of the answer NOTIFYs nobody: the claimer reads it
+// ([Store.Settled]).
 const migrationWatchChannels = `ALTER TABLE decisions ADD COLUMN claimer TEXT NOT NULL DEFAULT '';`
 
 // channelOf returns the SQL expression of the LISTEN/NOTIFY channel of the
 // store instance whose owner tag is the SQL expression tag: "acpmux_" and
 // the first 24 hex digits of the tag's SHA-256 (an identifier within
 // PostgreSQL's 63 bytes). Each instance listens on its own channel only,
-// so that a change wakes the one process it concerns (the decision's owner
-// or its claimer), not every bridge of the store.
+// so that a change wakes the one process it concerns (the decision's
+// owner), not every bridge of the store.
 func channelOf(tag string) string {
 	return `'acpmux_' || left(encode(sha256(convert_to(` + tag + `, 'UTF8')), 'hex'), 24)`
-}
-
-// notifyRows returns a query that NOTIFYs, for every row of the WITH query
-// rows (with columns id and the tag column), the channel of that tag with
-// the row's id, unless the tag is empty or $self (the writing instance's
-// own, which needs no wake-up); it yields one row per row of rows, so its
-// rows affected are theirs.
-func notifyRows(tag, self string) string {
-	return fmt.Sprintf(`SELECT CASE WHEN %[1]s <> '' AND %[1]s <> %[2]s THEN pg_notify(%[3]s, id) END FROM rows`,
-		tag, self, channelOf(tag))
 }
 
 // notifyOwner NOTIFYs the owner of decision id, unless the owner is this

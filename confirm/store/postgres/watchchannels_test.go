@@ -14,10 +14,10 @@ import (
 
 // TestNotifyWakesOnlyTheProcessConcerned: of three store instances on one
 // database (three bridges), a claim through b of a decision a opened wakes
-// a's Watch and not c's, and a's delivery of it wakes b's (the claimer's)
-// and not c's. NOTIFYs arrive in commit order, so c seeing a later change
-// of its own, and never a's decision before it, shows a's were not sent
-// to c.
+// a's Watch and not c's, and a's delivery of it wakes neither b's (the
+// claimer reads it: Settled) nor c's. NOTIFYs arrive in commit order, so b
+// and c seeing a later change of their own, and never a's decision before
+// it, shows a's delivery was not sent to them.
 func TestNotifyWakesOnlyTheProcessConcerned(t *testing.T) {
 	url := pgtest.Start(t).Database(t)
 	a, b, c := open(t, url), open(t, url), open(t, url)
@@ -92,7 +92,11 @@ func TestNotifyWakesOnlyTheProcessConcerned(t *testing.T) {
 	if err := a.Append(ctx, mine, store.Event{Seq: 2, At: at, Type: store.EventDelivered}); err != nil {
 		t.Fatal(err)
 	}
-	await("b", bw, mine)
-	later := claim(c, b) // committed after every change of mine
+	if recs, err := b.Settled(ctx, []string{mine}); err != nil || len(recs) != 1 || recs[0].DeliveredAt.IsZero() {
+		t.Fatalf("b reads its claim of %s as %+v, %v: want it delivered", mine, recs, err)
+	}
+	later := claim(b, a) // committed after every change of mine
+	await("b", bw, later, mine)
+	later = claim(c, b)
 	await("c", cw, later, mine)
 }

@@ -14,10 +14,14 @@ func (s *Store) AppendClosing(ctx context.Context, id string, evs []store.Event,
 	content := store.ChainContent(store.ChainPlanItems, it.ID, it.SessionID, nanos(it.DecidedAt), string(it.Item))
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		for _, ev := range evs {
-			if ev.Type == store.EventDelivered {
-				return fmt.Errorf("a delivered event of %s is not a closing one", id)
-			}
 			if err := insertEvent(ctx, tx, id, ev); err != nil {
+				return err
+			}
+			if ev.Type != store.EventDelivered {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE decisions SET delivered_at = COALESCE(delivered_at, ?) WHERE id = ?`,
+				nanos(ev.At), id); err != nil {
 				return err
 			}
 		}

@@ -12,7 +12,8 @@ import (
 // appendClosingInOneWrite: [store.ClosingAppender] journals a decision's
 // closing events and writes its audit row, the hash chain unbroken; a
 // write naming an unknown decision stores neither its events nor its row,
-// and one with a delivered event is refused.
+// and a delivered event among the closing ones sets the decision's
+// DeliveredAt, as Append does.
 func appendClosingInOneWrite(t *testing.T, s store.Store) {
 	ca, ok := s.(store.ClosingAppender)
 	if !ok {
@@ -45,16 +46,19 @@ func appendClosingInOneWrite(t *testing.T, s store.Store) {
 		t.Fatalf("a failed AppendClosing stored its audit row: %+v, %v", items, err)
 	}
 	insert(t, s, openRecord("d2", "s", at))
-	if err := ca.AppendClosing(ctx, "d2", []store.Event{{Seq: 2, At: at, Type: store.EventDelivered}},
-		store.PlanItem{ID: "d2", SessionID: "s3", DecidedAt: at, Item: json.RawMessage(`{}`)}); err == nil {
-		t.Fatal("AppendClosing with a delivered event: no error")
+	if err := ca.AppendClosing(ctx, "d2", []store.Event{{Seq: 2, At: at, Type: store.EventAnswered, Host: "ide"}, {Seq: 3, At: at, Type: store.EventDelivered}},
+		store.PlanItem{ID: "d2", SessionID: "s3", DecidedAt: at, Item: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := s.Get(ctx, "d2"); err != nil || len(rec.Events) != 3 || rec.Events[2].Type != store.EventDelivered || !rec.DeliveredAt.Equal(at) {
+		t.Fatalf("after AppendClosing with a delivered event: delivered %v, events %+v, %v", rec.DeliveredAt, rec.Events, err)
 	}
 	if c, ok := s.(store.Chain); ok {
 		head, rows, err := c.ChainState(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n, err := store.VerifyChain(head, rows); err != nil || n != 3+1+1+1 { // d1's 3 events, its row, d2's opened, the anchor
+		if n, err := store.VerifyChain(head, rows); err != nil || n != 3+1+3+1+1 { // d1's 3 events, its row, d2's 3 events, its row, the anchor
 			t.Fatalf("chain after AppendClosing: %d rows, %v", n, err)
 		}
 	}

@@ -1,0 +1,113 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/acpmux/acpmux/confirm/store"
+)
+
+// getRead is one Get waiting for the read group.
+type getRead struct {
+	id   string
+	rec  store.Record
+	err  error
+	done chan struct{}
+}
+
+// readGroup batches an instance's reads of single decisions: while one
+// read is in flight, later ones queue, and the next statement reads them
+// all (WHERE id = ANY), as an inbox answering for many bridges reads each
+// decision it answers. A read queued after a write returned starts after
+// it, so it sees it.
+type readGroup struct {
+	mu      sync.Mutex // guards queue and running
+	queue   []*getRead
+	running bool
+}
+
+// groupedGet is Get through the read group; it returns early with ctx's
+// error when ctx ends first.
+func (s *Store) groupedGet(ctx context.Context, id string) (store.Record, error) {
+	r := &getRead{id: id, done: make(chan struct{})}
+	g := &s.reads
+	g.mu.Lock()
+	g.queue = append(g.queue, r)
+	lead := !g.running
+	g.running = true
+	g.mu.Unlock()
+	if lead {
+		go s.runReads(context.WithoutCancel(ctx))
+	}
+	select {
+	case <-r.done:
+		return r.rec, r.err
+	case <-ctx.Done():
+		return store.Record{}, fmt.Errorf("store get: %w", context.Cause(ctx))
+	}
+}
+
+// runReads reads the queued decisions, a statement per batch, until the
+// queue is empty.
+func (s *Store) runReads(ctx context.Context) {
+	g := &s.reads
+	for {
+		g.mu.Lock()
+		batch := g.queue
+		g.queue = nil
+		if len(batch) == 0 {
+			g.running = false
+			g.mu.Unlock()
+			return
+		}
+		g.mu.Unlock()
+		s.readBatch(ctx, batch)
+	}
+}
+
+// readBatch reads every decision of batch in one statement.
+func (s *Store) readBatch(ctx context.Context, batch []*getRead) {
+	defer func() {
+		for _, r := range batch {
+			close(r.done)
+		}
+	}()
+	ids := make([]string, 0, len(batch))
+	for _, r := range batch {
+		ids = append(ids, r.id)
+	}
+	recs, err := s.records(ctx, ids)
+	for _, r := range batch {
+		switch rec, ok := recs[r.id]; {
+		case err != nil:
+			r.err = fmt.Errorf("store get: %w", err)
+		case !ok:
+			r.err = fmt.Errorf("%w: %s", store.ErrNotFound, r.id)
+		default:
+			r.rec = rec
+		}
+	}
+}
+
+// records reads the decisions of ids with their journals, by id.
+func (s *Store) records(ctx context.Context, ids []string) (map[string]store.Record, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+recordColumns+`, `+journalColumn+` FROM decisions WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[string]store.Record, len(ids))
+	for rows.Next() {
+		var journal []byte
+		r, err := scanRecord(rows, &journal)
+		if err == nil {
+			r.Events, err = decodeJournal(journal)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[r.ID] = r
+	}
+	return out, rows.Err()
+}
