@@ -103,7 +103,7 @@ func (b *Bridge) enqueue(h *Host, msg []byte) {
 		p.batch.add(msg, b.line)
 	}
 	if p.batch.n >= maxPending {
-		h.sendBatch(p.batch)
+		h.deliver(p.batch)
 		p.batch = hostBatch{msgs: *msgsPool.Get().(*[][]byte)}
 	}
 }
@@ -123,7 +123,7 @@ func (b *Bridge) joinable(msg []byte) bool {
 func (b *Bridge) flushPending() {
 	for i := range b.pending {
 		if p := &b.pending[i]; p.batch.n > 0 {
-			p.h.sendBatch(p.batch)
+			p.h.deliver(p.batch)
 			p.batch = hostBatch{}
 		}
 	}
