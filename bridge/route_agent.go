@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"unicode/utf8"
 
 	"github.com/acpmux/acpmux/acp"
 )
@@ -145,7 +144,7 @@ func (b *Bridge) fromAgent(msg []byte) {
 		b.log.Warn("agent wrote an invalid JSON-RPC message; not forwarded", "err", err, "line", truncate(msg, 200))
 		return
 	}
-	if !utf8.Valid(msg) {
+	if !b.agentParser.ValidUTF8() { // utf8.Valid(msg), checked in the parser's pass where it can
 		// JSON text is UTF-8 (RFC 8259 section 8.1), and a WebSocket
 		// host must close on a text frame that is not (RFC 6455 section
 		// 8.1): forwarded, one bad byte would drop every such host.
