@@ -52,7 +52,7 @@ func NewNDJSONConn(r io.Reader, w io.Writer, closer io.Closer, maxLineBytes int)
 // newRecyclingConn is NewNDJSONConn for the agent's stdout: its lines can
 // be lent (readShared) from blocks that are reused.
 func newRecyclingConn(r io.Reader, w io.Writer, closer io.Closer, maxLineBytes int) *ndjsonConn {
-	c := NewNDJSONConn(r, w, closer, maxLineBytes).(*ndjsonConn)
+	c := NewNDJSONConn(rawPipeReader(r), w, closer, maxLineBytes).(*ndjsonConn)
 	c.lr.recycle = true
 	return c
 }

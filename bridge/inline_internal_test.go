@@ -164,3 +164,48 @@ func TestInlineWritesDoNotStallTheAgentForAStuckHost(t *testing.T) {
 	sr.Close() // ends the stuck writer's write
 	stop()
 }
+
+// TestRawPipeReaderReadsWaitsAndEnds: the agent's stdout read with raw
+// system calls still waits in the poller for the agent's next bytes,
+// returns io.EOF once the agent closed its end, and a read waiting when
+// acpmux closes the pipe (closeStdout) returns at once with an error.
+func TestRawPipeReaderReadsWaitsAndEnds(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	rr := rawPipeReader(r)
+	if _, ok := rr.(rawReader); !ok {
+		t.Fatalf("rawPipeReader(os.Pipe) = %T, want rawReader", rr)
+	}
+	got := make(chan string)
+	go func() {
+		buf := make([]byte, 64)
+		n, err := rr.Read(buf) // waits: nothing written yet
+		got <- fmt.Sprint(string(buf[:n]), err)
+		_, err = rr.Read(buf)
+		got <- fmt.Sprint(err)
+	}()
+	io.WriteString(w, "line\n")
+	if g := <-got; g != "line\n<nil>" {
+		t.Fatalf("first read: %q", g)
+	}
+	w.Close()
+	if g := <-got; g != "EOF" {
+		t.Fatalf("read after the writer closed: %q, want EOF", g)
+	}
+
+	r2, w2, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Close()
+	rr2 := rawPipeReader(r2)
+	done := make(chan error)
+	go func() { _, err := rr2.Read(make([]byte, 64)); done <- err }()
+	r2.Close()
+	if err := <-done; err == nil {
+		t.Fatal("a read waiting when the pipe was closed returned no error")
+	}
+}

@@ -79,7 +79,10 @@ func writevNow(rc syscall.RawConn, iov []syscall.Iovec) (int, error) {
 	var errno syscall.Errno
 	if err := rc.Control(func(fd uintptr) {
 		for {
-			n, _, errno = syscall.Syscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(len(iov)))
+			// Raw: a write in non-blocking mode never waits, so the
+			// scheduler need not hand the P to another thread meanwhile
+			// (see rawReader).
+			n, _, errno = syscall.RawSyscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&iov[0])), uintptr(len(iov)))
 			if errno != syscall.EINTR {
 				return
 			}
@@ -101,4 +104,56 @@ func iovec(b []byte) syscall.Iovec {
 	v := syscall.Iovec{Base: &b[0]}
 	v.SetLen(len(b))
 	return v
+}
+
+// rawReader reads a pipe in non-blocking mode (the agent's stdout, from
+// os.Pipe) as os.File does, waiting in the runtime's poller when it is
+// empty, but with raw read system calls: a read that cannot block is not
+// announced to the scheduler, whose monitor would otherwise hand the
+// reader's P to another thread during a long copy (a wakeup, and a
+// context switch when the read returns) many times a flood.
+type rawReader struct{ rc syscall.RawConn }
+
+// rawPipeReader returns a rawReader of r when r is a pipe in non-blocking
+// mode, else r.
+func rawPipeReader(r io.Reader) io.Reader {
+	f, ok := r.(*os.File)
+	if !ok || !nonblocking(f) {
+		return r
+	}
+	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		return r
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return r
+	}
+	return rawReader{rc}
+}
+
+// Read reads into p once, waiting until the pipe has bytes or is closed
+// (io.EOF).
+func (r rawReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	var n uintptr
+	var errno syscall.Errno
+	err := r.rc.Read(func(fd uintptr) bool {
+		for {
+			n, _, errno = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+			if errno != syscall.EINTR {
+				return errno != syscall.EAGAIN
+			}
+		}
+	})
+	switch {
+	case err != nil:
+		return 0, err
+	case errno != 0:
+		return 0, &os.PathError{Op: "read", Path: "pipe", Err: errno}
+	case n == 0:
+		return 0, io.EOF
+	}
+	return int(n), nil
 }

@@ -16,3 +16,6 @@ func nonblockingWriter(w io.Writer) (io.Writer, syscall.RawConn, io.Closer) { re
 func writevNow(syscall.RawConn, []syscall.Iovec) (int, error) { return 0, syscall.ENOTSUP }
 
 func iovec(b []byte) syscall.Iovec { return syscall.Iovec{} }
+
+// rawPipeReader returns r outside Linux.
+func rawPipeReader(r io.Reader) io.Reader { return r }
