@@ -54,6 +54,9 @@ type template struct {
 	vary []bool
 	utf8 bool // the template's line is valid UTF-8
 	env  Envelope
+	// moved is match's scratch space, one entry per hole and one more
+	// (a Parser is used by one goroutine at a time).
+	moved []int
 	// fix lists the spans of env that move when the holes before them
 	// change length: the present ones with an endpoint after the first
 	// hole.
@@ -77,27 +80,35 @@ func spanPtrs(e *Envelope) [envSpans]*Span {
 
 // Parse returns what the package's Parse returns for line.
 func (p *Parser) Parse(line []byte) (env Envelope, err error) {
+	err = p.ParseInto(line, &env)
+	return env, err
+}
+
+// ParseInto is Parse that sets *env to the Envelope Parse returns
+// instead of returning it: a caller parsing every line of a stream keeps
+// one Envelope and does not copy it for each.
+func (p *Parser) ParseInto(line []byte, env *Envelope) (err error) {
 	for k := range parserTemplates {
 		j := (p.last + k) % parserTemplates
 		if t := p.tmpls[j]; t != nil {
-			if ok, valid := t.match(line, &env); ok { // env is set only on a match
+			if ok, valid := t.match(line, env); ok { // env is set only on a match
 				p.last = j
 				p.hits++
 				p.utf8 = valid || utf8.Valid(line)
-				return env, nil
+				return nil
 			}
 		}
 	}
-	env, err = Parse(line)
+	*env, err = Parse(line)
 	p.utf8 = err == nil && utf8.Valid(line)
 	if err == nil && env.Kind == KindNotification && len(line) <= maxTemplateLine {
-		if t := learn(line, env); t != nil {
+		if t := learn(line, *env); t != nil {
 			p.tmpls[p.next] = t
 			p.last = p.next
 			p.next = (p.next + 1) % parserTemplates
 		}
 	}
-	return env, err
+	return err
 }
 
 // ValidUTF8 reports whether the line Parse accepted last is valid UTF-8
@@ -112,8 +123,9 @@ func (p *Parser) ValidUTF8() bool { return p.utf8 }
 // be valid UTF-8 (false: not known).
 func (t *template) match(line []byte, env *Envelope) (ok, valid bool) {
 	// moved[k]: how far the text after hole k lies from where it lies in
-	// t's line (moved[0], before the first hole, is 0).
-	var moved [maxTemplateHoles + 1]int
+	// t's line (moved[0], before the first hole, is 0). Every entry is
+	// set below before it is read.
+	moved := t.moved
 	pos := 0
 	n := len(t.lits) - 1
 	valid = t.utf8
@@ -146,8 +158,8 @@ func (t *template) match(line []byte, env *Envelope) (ok, valid bool) {
 	*env = t.env
 	for _, f := range t.fix {
 		s := env.span(f.span)
-		s.Start += moved[f.r0%(maxTemplateHoles+1)]
-		s.End += moved[f.r1%(maxTemplateHoles+1)]
+		s.Start += moved[f.r0]
+		s.End += moved[f.r1]
 	}
 	return true, valid
 }
@@ -191,7 +203,8 @@ func learn(line []byte, env Envelope) *template {
 		return nil
 	}
 	t := &template{env: env, ends: make([]int, len(holes)+1), lits: make([]string, len(holes)+1),
-		same: make([]string, len(holes)), vary: make([]bool, len(holes)), utf8: utf8.Valid(line)}
+		same: make([]string, len(holes)), vary: make([]bool, len(holes)), utf8: utf8.Valid(line),
+		moved: make([]int, len(holes)+1)}
 	at := 0
 	for k, h := range holes {
 		t.lits[k] = string(line[at:h.Start])

@@ -133,7 +133,8 @@ func (b *Bridge) flushPending() {
 func (b *Bridge) fromAgent(msg []byte) {
 	b.stats.agentMsgs.Add(1)
 	b.stats.agentBytes.Add(int64(len(msg)))
-	env, err := b.agentParser.Parse(msg)
+	var env acp.Envelope
+	err := b.agentParser.ParseInto(msg, &env)
 	if errors.Is(err, acp.ErrNotJSON) {
 		n := b.stats.nonJSON.Add(1)
 		b.log.Warn("agent wrote a non-JSON line to stdout; not forwarded", "line", truncate(msg, 200), "count", n)
