@@ -41,13 +41,25 @@ func quoteBytes(w uint64) uint64 {
 // scanString validates the string starting at b[i] == '"' and returns the
 // index after its closing quote, or -1.
 func scanString(b []byte, i int) int {
+	end, _ := scanStringHi(b, i)
+	return end
+}
+
+// scanStringHi is scanString that also returns a word with the high bit
+// of some byte set when the string may hold a byte >= 0x80 (zero: it is
+// ASCII). The words it reads whole are counted, so bytes just after the
+// string can make it report a string that is ASCII as one that may not be.
+func scanStringHi(b []byte, i int) (int, uint64) {
 	i++
+	var hi uint64
 	for {
 		// 16 bytes a round while they last, then 8: the text of a chunk
 		// is mostly plain bytes.
 		for i+16 <= len(b) {
 			w := b[i : i+16]
-			x0, x1 := specialBytes(binary.LittleEndian.Uint64(w)), specialBytes(binary.LittleEndian.Uint64(w[8:]))
+			w0, w1 := binary.LittleEndian.Uint64(w), binary.LittleEndian.Uint64(w[8:])
+			hi |= w0 | w1
+			x0, x1 := specialBytes(w0), specialBytes(w1)
 			if x0|x1 != 0 {
 				if x0 != 0 {
 					i += bits.TrailingZeros64(x0) / 8
@@ -59,7 +71,9 @@ func scanString(b []byte, i int) int {
 			i += 16
 		}
 		for i+8 <= len(b) {
-			if x := specialBytes(binary.LittleEndian.Uint64(b[i:])); x != 0 {
+			w := binary.LittleEndian.Uint64(b[i:])
+			hi |= w
+			if x := specialBytes(w); x != 0 {
 				i += bits.TrailingZeros64(x) / 8
 				break
 			}
@@ -67,29 +81,30 @@ func scanString(b []byte, i int) int {
 		}
 	special:
 		if i >= len(b) {
-			return -1
+			return -1, hi
 		}
 		switch c := b[i]; {
 		case c == '"':
-			return i + 1
+			return i + 1, hi & msb
 		case c < 0x20:
-			return -1
+			return -1, hi
 		case c == '\\':
 			if i+1 >= len(b) {
-				return -1
+				return -1, hi
 			}
 			switch b[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
 				if i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
-					return -1
+					return -1, hi
 				}
 				i += 6
 			default:
-				return -1
+				return -1, hi
 			}
 		default:
+			hi |= uint64(c)
 			i++
 		}
 	}

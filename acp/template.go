@@ -1,5 +1,7 @@
 package acp
 
+import "unicode/utf8"
+
 // Parser parses the messages of one stream (one agent's stdout, say) as
 // Parse does, with the same result for every line, and faster for a line
 // shaped like one it parsed before. An agent streaming a prompt turn
@@ -19,9 +21,10 @@ package acp
 // A Parser is not safe for concurrent use; the zero value is ready.
 type Parser struct {
 	tmpls [parserTemplates]*template
-	last  int // the template that matched last, tried first
-	next  int // the slot the next learned template goes to
-	hits  int // lines a template took (for tests)
+	last  int  // the template that matched last, tried first
+	next  int  // the slot the next learned template goes to
+	hits  int  // lines a template took (for tests)
+	utf8  bool // the line parsed last is valid UTF-8
 }
 
 // parserTemplates is how many line shapes a Parser remembers: a prompt
@@ -42,7 +45,18 @@ const (
 type template struct {
 	lits []string
 	ends []int // ends[k]: where the text before lits[k] ends in the line (0, then each hole's end)
+	// same[k] is lits[k] followed by hole k's string as the template's
+	// line has it: a line with that same string there is compared in one
+	// piece, its string not scanned again (a valid string ends at its
+	// first unescaped quote, so it is that string). vary[k]: hole k was
+	// last seen with another string, and same[k] is not tried.
+	same []string
+	vary []bool
+	utf8 bool // the template's line is valid UTF-8
 	env  Envelope
+	// moved is match's scratch space, one entry per hole and one more
+	// (a Parser is used by one goroutine at a time).
+	moved []int
 	// fix lists the spans of env that move when the holes before them
 	// change length: the present ones with an endpoint after the first
 	// hole.
@@ -66,56 +80,88 @@ func spanPtrs(e *Envelope) [envSpans]*Span {
 
 // Parse returns what the package's Parse returns for line.
 func (p *Parser) Parse(line []byte) (env Envelope, err error) {
+	err = p.ParseInto(line, &env)
+	return env, err
+}
+
+// ParseInto is Parse that sets *env to the Envelope Parse returns
+// instead of returning it: a caller parsing every line of a stream keeps
+// one Envelope and does not copy it for each.
+func (p *Parser) ParseInto(line []byte, env *Envelope) (err error) {
 	for k := range parserTemplates {
 		j := (p.last + k) % parserTemplates
 		if t := p.tmpls[j]; t != nil {
-			if t.match(line, &env) { // env is set only on a match
+			if ok, valid := t.match(line, env); ok { // env is set only on a match
 				p.last = j
 				p.hits++
-				return env, nil
+				p.utf8 = valid || utf8.Valid(line)
+				return nil
 			}
 		}
 	}
-	env, err = Parse(line)
+	*env, err = Parse(line)
+	p.utf8 = err == nil && utf8.Valid(line)
 	if err == nil && env.Kind == KindNotification && len(line) <= maxTemplateLine {
-		if t := learn(line, env); t != nil {
+		if t := learn(line, *env); t != nil {
 			p.tmpls[p.next] = t
 			p.last = p.next
 			p.next = (p.next + 1) % parserTemplates
 		}
 	}
-	return env, err
+	return err
 }
 
+// ValidUTF8 reports whether the line Parse accepted last is valid UTF-8
+// (RFC 3629), as utf8.Valid would: JSON text exchanged between systems is
+// UTF-8 (RFC 8259 section 8.1). For a line a template took, only the
+// strings that may hold a byte >= 0x80 are checked, in the pass that
+// validates them. False after a line Parse refused.
+func (p *Parser) ValidUTF8() bool { return p.utf8 }
+
 // match reports whether line is t's line with other strings in its holes,
-// and sets *env to its envelope.
-func (t *template) match(line []byte, env *Envelope) bool {
+// and sets *env to its envelope; valid reports that the line is known to
+// be valid UTF-8 (false: not known).
+func (t *template) match(line []byte, env *Envelope) (ok, valid bool) {
 	// moved[k]: how far the text after hole k lies from where it lies in
-	// t's line (moved[0], before the first hole, is 0).
-	var moved [maxTemplateHoles + 1]int
+	// t's line (moved[0], before the first hole, is 0). Every entry is
+	// set below before it is read.
+	moved := t.moved
 	pos := 0
 	n := len(t.lits) - 1
+	valid = t.utf8
 	for k := range n {
+		if !t.vary[k] {
+			if same := t.same[k]; len(line)-pos >= len(same) && string(line[pos:pos+len(same)]) == same {
+				pos += len(same)
+				moved[k+1] = pos - t.ends[k+1]
+				continue
+			}
+		}
 		lit := t.lits[k]
 		q := pos + len(lit)
 		if q >= len(line) || line[q] != '"' || string(line[pos:q]) != lit {
-			return false
+			return false, false
 		}
-		if pos = scanString(line, q); pos < 0 {
-			return false
+		var hi uint64
+		if pos, hi = scanStringHi(line, q); pos < 0 {
+			return false, false
+		}
+		t.vary[k] = true // the same text with another string here
+		if hi != 0 && !utf8.Valid(line[q:pos]) {
+			valid = false // Parse does not refuse it; the caller checks
 		}
 		moved[k+1] = pos - t.ends[k+1]
 	}
 	if string(line[pos:]) != t.lits[n] {
-		return false
+		return false, false
 	}
 	*env = t.env
 	for _, f := range t.fix {
 		s := env.span(f.span)
-		s.Start += moved[f.r0%(maxTemplateHoles+1)]
-		s.End += moved[f.r1%(maxTemplateHoles+1)]
+		s.Start += moved[f.r0]
+		s.End += moved[f.r1]
 	}
-	return true
+	return true, valid
 }
 
 // span returns the span of e at index i in spanPtrs order.
@@ -156,10 +202,13 @@ func learn(line []byte, env Envelope) *template {
 	if collectHoles(line, i, 0, &holes) < 0 {
 		return nil
 	}
-	t := &template{env: env, ends: make([]int, len(holes)+1), lits: make([]string, len(holes)+1)}
+	t := &template{env: env, ends: make([]int, len(holes)+1), lits: make([]string, len(holes)+1),
+		same: make([]string, len(holes)), vary: make([]bool, len(holes)), utf8: utf8.Valid(line),
+		moved: make([]int, len(holes)+1)}
 	at := 0
 	for k, h := range holes {
 		t.lits[k] = string(line[at:h.Start])
+		t.same[k] = string(line[at:h.End])
 		at = h.End
 		t.ends[k+1] = h.End
 	}

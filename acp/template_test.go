@@ -2,7 +2,9 @@ package acp_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/acpmux/acpmux/acp"
 )
@@ -43,7 +45,43 @@ func FuzzParserAgreesWithParse(f *testing.F) {
 		if fmt.Sprint(gerr) != fmt.Sprint(werr) || got != want {
 			t.Fatalf("after %q, Parser.Parse(%q) = %+v, %v\nParse = %+v, %v", first, line, got, gerr, want, werr)
 		}
+		if v, want := p.ValidUTF8(), werr == nil && utf8.ValidString(line); v != want {
+			t.Fatalf("after %q, Parser.Parse(%q): ValidUTF8 %v, utf8.Valid %v", first, line, v, want)
+		}
 	})
+}
+
+// TestParserValidUTF8: after a line a template took, ValidUTF8 says what
+// utf8.Valid says of the line: its strings are checked where they may
+// hold a byte >= 0x80 (in the text, at the end of a string, right after
+// one), the rest of the line is the template's.
+func TestParserValidUTF8(t *testing.T) {
+	var p acp.Parser
+	line := func(sid, text string) string {
+		return `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"` + sid + `","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + text + `"}}}}`
+	}
+	lines := []string{
+		line("s1", "plain"),
+		line("s1", `caf\u00e9 and café`),
+		line("s1", "bad \xff byte"),
+		line("s1", "end é"),
+		line("s1", "end \xc3"),
+		line("é", "x"),
+		line("s1", strings.Repeat("a", 40)+"\xe2\x82"+strings.Repeat("b", 3)),
+		line("s1", strings.Repeat("a", 40)+"€"+strings.Repeat("b", 3)),
+		line("s1", "plain again"),
+	}
+	for _, l := range lines {
+		if _, err := p.Parse([]byte(l)); err != nil {
+			t.Fatalf("Parse(%q): %v", l, err)
+		}
+		if got, want := p.ValidUTF8(), utf8.ValidString(l); got != want {
+			t.Errorf("Parse(%q): ValidUTF8 %v, utf8.Valid %v", l, got, want)
+		}
+	}
+	if h := acp.ParserHits(&p); h != len(lines)-1 {
+		t.Fatalf("%d of %d lines took the template", h, len(lines)-1)
+	}
 }
 
 // TestParserTakesLinesShapedLikeAnEarlierOne: notifications that differ

@@ -99,6 +99,9 @@ type Bridge struct {
 	lineAt int
 	// agentParser parses agent messages (only the agent reader uses it).
 	agentParser acp.Parser
+	// readMsgs and readBytes count agent messages the reader has not
+	// added to stats yet (reader only; flushPending adds them).
+	readMsgs, readBytes int64
 	// reads counts the agent reader's reads; inRead is set while it waits
 	// for input (awaitStdout tells a stuck pipe from a busy reader).
 	reads  atomic.Int64

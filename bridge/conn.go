@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"syscall"
 
 	"github.com/sourcegraph/jsonrpc2"
 )
@@ -31,19 +32,27 @@ type ndjsonConn struct {
 	wr     io.Writer // under w: a long message followed by its newline is written to it directly
 	closer io.Closer
 	once   sync.Once
+
+	rc  syscall.RawConn // wr's file in non-blocking mode, for writeNow; nil: no inline writes
+	own io.Closer       // the file nonblockingWriter opened for wr, closed with the conn
+	iov []syscall.Iovec // writeNow's pieces, reused
 }
 
 // NewNDJSONConn returns a Conn that reads lines of at most maxLineBytes from
 // r and writes newline-terminated messages to w. closer (may be nil) is
-// closed by Close, for example the pipe or file under w.
+// closed by Close, for example the pipe or file under w. When w is a pipe
+// in non-blocking mode (os.Pipe), or acpmux's own stdout over a pipe, the
+// agent reader may write the agent's lines to it itself, without waiting
+// (see docs/performance.md).
 func NewNDJSONConn(r io.Reader, w io.Writer, closer io.Closer, maxLineBytes int) Conn {
-	return &ndjsonConn{lr: newLineReader(r, maxLineBytes), w: bufio.NewWriterSize(w, ioBytes), wr: w, closer: closer}
+	w, rc, own := nonblockingWriter(w)
+	return &ndjsonConn{lr: newLineReader(r, maxLineBytes), w: bufio.NewWriterSize(w, ioBytes), wr: w, closer: closer, rc: rc, own: own}
 }
 
 // newRecyclingConn is NewNDJSONConn for the agent's stdout: its lines can
 // be lent (readShared) from blocks that are reused.
 func newRecyclingConn(r io.Reader, w io.Writer, closer io.Closer, maxLineBytes int) *ndjsonConn {
-	c := NewNDJSONConn(r, w, closer, maxLineBytes).(*ndjsonConn)
+	c := NewNDJSONConn(rawPipeReader(r), w, closer, maxLineBytes).(*ndjsonConn)
 	c.lr.recycle = true
 	return c
 }
@@ -111,6 +120,9 @@ func (c *ndjsonConn) Close() error {
 	c.once.Do(func() {
 		if c.closer != nil {
 			err = c.closer.Close()
+		}
+		if c.own != nil {
+			c.own.Close()
 		}
 	})
 	return err

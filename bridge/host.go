@@ -58,6 +58,14 @@ type Host struct {
 	flush    chan struct{}  // closed to ask the writer to drain and stop
 	wdone    chan struct{}  // closed when the writer has stopped
 
+	// wmu is held by whoever writes to conn: the writer goroutine, or
+	// the agent reader writing a batch inline (deliver). The reader only
+	// tries it and never waits, so a blocked write delays no one else.
+	wmu   sync.Mutex
+	carry hostBatch // guarded by wmu: the rest of an inline write, written before the queue
+
+	inlined, carried atomic.Int64 // batches deliver wrote inline, and those it left a carry of (tests)
+
 	goneOnce, flushOnce sync.Once
 	cause               atomic.Value // error: why the host is gone
 
@@ -327,28 +335,36 @@ func (h *Host) writeLoop() {
 	for {
 		select {
 		case hb := <-h.queue:
+			h.wmu.Lock()
 			batch.msgs, batch.n, batch.bytes = batch.msgs[:0], 0, 0
+			h.takeCarry(&batch)
 			batch.take(hb)
 			h.drain(&batch)
 			err := h.conn.WriteMessages(batch.msgs)
 			batch.release()
 			if err != nil {
+				h.wmu.Unlock()
 				h.disconnect(err)
 				return
 			}
 			h.written(&batch)
+			h.wmu.Unlock()
 			clear(batch.msgs)
 		case <-h.gone:
 			return
 		case <-h.flush:
 			for {
+				h.wmu.Lock()
 				batch.msgs, batch.n, batch.bytes = batch.msgs[:0], 0, 0
+				h.takeCarry(&batch)
 				h.drain(&batch)
 				if len(batch.msgs) == 0 {
+					h.wmu.Unlock()
 					return
 				}
 				err := h.conn.WriteMessages(batch.msgs)
 				batch.release()
+				h.wmu.Unlock()
 				if err != nil {
 					h.disconnect(err)
 					return

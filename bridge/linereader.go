@@ -39,6 +39,7 @@ type lineReader struct {
 	start, end int
 	shared     bool  // a line of buf was handed out: buf is never reused
 	err        error // the read error, returned once the lines before it are
+	nl         int   // where lineBuffered found the first "\n" of buf[start:end], else -1
 
 	recycle bool       // lend lines in counted blocks (readShared)
 	blk     *lineBlock // recycling: the current block (buf is blk.buf), one reference held by the reader
@@ -117,13 +118,20 @@ func newLineReader(r io.Reader, max int) *lineReader {
 	if max <= 0 {
 		max = DefaultMaxLineBytes
 	}
-	return &lineReader{r: r, max: max}
+	return &lineReader{r: r, max: max, nl: -1}
 }
 
 // lineBuffered reports whether buf[start:end] holds a whole line (or the
 // rest of a line being skipped), so that the next read needs no read of r.
 func (lr *lineReader) lineBuffered() bool {
-	return lr.end > lr.start && bytes.IndexByte(lr.buf[lr.start:lr.end], '\n') >= 0
+	if lr.end <= lr.start {
+		return false
+	}
+	k := bytes.IndexByte(lr.buf[lr.start:lr.end], '\n')
+	if k >= 0 {
+		lr.nl = lr.start + k // the next read need not look again
+	}
+	return k >= 0
 }
 
 // next returns the next non-empty line without its "\n" (and "\r\n"), in a
@@ -162,7 +170,12 @@ func (lr *lineReader) read() ([]byte, error) {
 		}
 		if !lr.skip {
 			pending := lr.buf[lr.start:lr.end]
-			if k := bytes.IndexByte(pending[scanned:], '\n'); k >= 0 {
+			k := lr.nl - lr.start
+			if lr.nl < lr.start || scanned > 0 {
+				k = bytes.IndexByte(pending[scanned:], '\n')
+			}
+			lr.nl = -1
+			if k >= 0 {
 				n := scanned + k + 1
 				line := pending[:n:n]
 				lr.lineOff = lr.start
@@ -215,6 +228,7 @@ func (lr *lineReader) tooLong() error {
 // than minReadBytes free or was grown for a long line that is done (the
 // line in progress moves to the new block).
 func (lr *lineReader) fill() {
+	lr.nl = -1
 	grown := cap(lr.buf) > blockBytes && 2*(lr.end-lr.start) <= blockBytes
 	if cap(lr.buf)-lr.end < minReadBytes || grown {
 		pending := lr.buf[lr.start:lr.end]

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"unicode/utf8"
 
 	"github.com/acpmux/acpmux/acp"
 )
@@ -18,8 +17,11 @@ import (
 // over the cap (a protocol failure that stops the agent).
 func (b *Bridge) readAgent() {
 	sr, _ := b.agent.conn.(sharedReader)
+	buffered := false // a whole line is read: the next read does not wait
 	for {
-		b.inRead.Store(true)
+		if !buffered {
+			b.inRead.Store(true)
+		}
 		var msg []byte
 		var err error
 		if sr != nil {
@@ -33,8 +35,10 @@ func (b *Bridge) readAgent() {
 		} else {
 			msg, err = b.agent.conn.ReadMessage()
 		}
-		b.inRead.Store(false)
-		b.reads.Add(1)
+		if !buffered {
+			b.inRead.Store(false)
+			b.reads.Add(1)
+		}
 		if errors.Is(err, ErrLineTooLong) {
 			b.flushPending() // the whole lines before it still go to the hosts
 			b.log.Error("agent message too large; stopping the agent", "err", err)
@@ -49,7 +53,7 @@ func (b *Bridge) readAgent() {
 		}
 		b.fromAgent(msg)
 		b.line, b.lineAt = nil, -1
-		if !b.agent.lineBuffered() {
+		if buffered = b.agent.lineBuffered(); !buffered {
 			b.flushPending() // about to wait for the agent: hand over what is pending
 		}
 	}
@@ -103,7 +107,7 @@ func (b *Bridge) enqueue(h *Host, msg []byte) {
 		p.batch.add(msg, b.line)
 	}
 	if p.batch.n >= maxPending {
-		h.sendBatch(p.batch)
+		h.deliver(p.batch)
 		p.batch = hostBatch{msgs: *msgsPool.Get().(*[][]byte)}
 	}
 }
@@ -119,11 +123,18 @@ func (b *Bridge) joinable(msg []byte) bool {
 	return end < len(b.line.buf) && &msg[0] == &b.line.buf[off] && b.line.buf[end] == '\n'
 }
 
-// flushPending hands every pending batch to its host, in order.
+// flushPending hands every pending batch to its host, in order, after
+// adding the messages read since the last time to stats (so they are
+// counted before any reaches a host, without two atomic additions a line).
 func (b *Bridge) flushPending() {
+	if b.readMsgs > 0 {
+		b.stats.agentMsgs.Add(b.readMsgs)
+		b.stats.agentBytes.Add(b.readBytes)
+		b.readMsgs, b.readBytes = 0, 0
+	}
 	for i := range b.pending {
 		if p := &b.pending[i]; p.batch.n > 0 {
-			p.h.sendBatch(p.batch)
+			p.h.deliver(p.batch)
 			p.batch = hostBatch{}
 		}
 	}
@@ -132,9 +143,10 @@ func (b *Bridge) flushPending() {
 
 // fromAgent routes one agent message.
 func (b *Bridge) fromAgent(msg []byte) {
-	b.stats.agentMsgs.Add(1)
-	b.stats.agentBytes.Add(int64(len(msg)))
-	env, err := b.agentParser.Parse(msg)
+	b.readMsgs++
+	b.readBytes += int64(len(msg))
+	var env acp.Envelope
+	err := b.agentParser.ParseInto(msg, &env)
 	if errors.Is(err, acp.ErrNotJSON) {
 		n := b.stats.nonJSON.Add(1)
 		b.log.Warn("agent wrote a non-JSON line to stdout; not forwarded", "line", truncate(msg, 200), "count", n)
@@ -145,7 +157,7 @@ func (b *Bridge) fromAgent(msg []byte) {
 		b.log.Warn("agent wrote an invalid JSON-RPC message; not forwarded", "err", err, "line", truncate(msg, 200))
 		return
 	}
-	if !utf8.Valid(msg) {
+	if !b.agentParser.ValidUTF8() { // utf8.Valid(msg), checked in the parser's pass where it can
 		// JSON text is UTF-8 (RFC 8259 section 8.1), and a WebSocket
 		// host must close on a text frame that is not (RFC 6455 section
 		// 8.1): forwarded, one bad byte would drop every such host.
