@@ -237,8 +237,11 @@ func (h *Host) send(msg []byte) bool { return h.sendBatch(hostBatch{msgs: [][]by
 
 // sendBatch queues hb, in order, as one hand-over to the writer (one
 // wakeup for many messages). The caller gives up hb, and its holds on
-// blocks: released here when hb is not queued. Like send.
+// blocks: released here when hb is not queued, and when its messages are
+// few bytes of its blocks, copied out first (hostBatch.compact). Like
+// send.
 func (h *Host) sendBatch(hb hostBatch) bool {
+	hb.compact(h.joinsLines())
 	if !h.queueBatch(hb) {
 		hb.release()
 		return false

@@ -14,7 +14,9 @@ type inliner interface {
 // wakeup of the writer goroutine and their blocks go back to the pool at
 // once. When the pipe takes only part of hb, the rest becomes the
 // writer's carry, written before anything queued (the writer is woken
-// for it), and counts in the queue's bounds as queued messages do. Like
+// for it), copied out of its blocks as a queued batch may be
+// (hostBatch.compact), and counts in the queue's bounds as queued
+// messages do. Like
 // sendBatch, it reports false when the host is gone, and the caller
 // gives up hb.
 func (h *Host) deliver(hb hostBatch) bool {
@@ -51,6 +53,7 @@ func (h *Host) deliver(hb hostBatch) bool {
 	hb.msgs[0] = rest
 	hb.n, hb.bytes, hb.runEnd = 0, 0, 0
 	hb.count()
+	hb.compact(h.joinsLines())
 	h.reserve(int64(hb.bytes), int64(hb.n))
 	h.carry = hb
 	h.wmu.Unlock()

@@ -105,7 +105,8 @@ const ioBytes = 256 << 10
 // notifications moves in reads of up to 64 KiB and, joined in the hosts'
 // batches, in writes of up to 64 KiB straight from the blocks. Every
 // block a host's queue holds stays allocated until the host has written
-// it, so smaller blocks pin less memory: with 64 KiB the flood of
+// it (a queued batch of few bytes of its blocks is copied out instead,
+// hostBatch.compact), so smaller blocks pin less memory: with 64 KiB the flood of
 // bench/floodagent peaks about 0.9 MB lower (VmHWM) than with 256 KiB,
 // for the same CPU time (docs/performance.md).
 const blockBytes = 64 << 10
@@ -226,13 +227,26 @@ func (lr *lineReader) tooLong() error {
 
 // fill reads once more, into a new block when the current one has less
 // than minReadBytes free or was grown for a long line that is done (the
-// line in progress moves to the new block).
+// line in progress moves to the new block). A block grows for a long
+// line by doubling, never past the cap and one block: a line over the
+// cap is refused and discarded as it arrives, in blocks of blockBytes.
 func (lr *lineReader) fill() {
 	lr.nl = -1
 	grown := cap(lr.buf) > blockBytes && 2*(lr.end-lr.start) <= blockBytes
 	if cap(lr.buf)-lr.end < minReadBytes || grown {
 		pending := lr.buf[lr.start:lr.end]
-		size := max(blockBytes, 2*len(pending))
+		size := blockBytes
+		if 2*len(pending) > blockBytes {
+			// A long line: double the block, up to the most a line
+			// within the cap needs (its "\r" and a read's room past it:
+			// longer, read refuses it before the next fill). Once a
+			// doubling would pass half of that, go there at once, so
+			// the old block is at most about half the new one.
+			size = 2 * len(pending)
+			if full := lr.max + 1 + blockBytes; 2*size > full {
+				size = full
+			}
+		}
 		if lr.recycle {
 			lr.nextBlock(pending, size)
 		} else {

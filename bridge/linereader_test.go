@@ -239,3 +239,58 @@ func TestRecyclingReaderKeepsRetainedBlocks(t *testing.T) {
 		}
 	}
 }
+
+// bufWatcher is an endless line of "x" (no newline) for a lineReader,
+// recording the largest block the reader reads into.
+type bufWatcher struct {
+	lr      *lineReader
+	left    int // bytes of the line still to give, then rest
+	rest    io.Reader
+	maxCap  int
+	largest int // the largest single read asked for
+}
+
+func (w *bufWatcher) Read(p []byte) (int, error) {
+	w.maxCap = max(w.maxCap, cap(w.lr.buf))
+	w.largest = max(w.largest, len(p))
+	if w.left == 0 {
+		return w.rest.Read(p)
+	}
+	n := min(len(p), w.left)
+	for i := range n {
+		p[i] = 'x'
+	}
+	w.left -= n
+	return n, nil
+}
+
+// TestLineReaderOverCapGrowsNoFurtherThanCapAndABlock: a line many times
+// the cap, without a newline for long, is refused once it is over the cap
+// and discarded, and the reader's block never grows past the cap and one
+// block (doubling the block as it did, a 300 MB line peaked near twice the
+// cap in blocks, the old one and the new); the line after it is read as
+// usual, and so is a line of exactly the cap. For the plain and the
+// recycling (agent's stdout) reader.
+func TestLineReaderOverCapGrowsNoFurtherThanCapAndABlock(t *testing.T) {
+	const limit = 3<<20 + 12345 // not a power of two: doubling overshoots it
+	for _, recycle := range []bool{false, true} {
+		exact := strings.Repeat("y", limit)
+		w := &bufWatcher{left: 5 * limit, rest: strings.NewReader("tail\n{\"ok\":1}\n" + exact + "\r\n")}
+		lr := newLineReader(w, limit)
+		lr.recycle = recycle
+		w.lr = lr
+		if _, err := lr.next(); !errors.Is(err, ErrLineTooLong) {
+			t.Fatalf("recycle %v: a line of 5 caps: %v, want ErrLineTooLong", recycle, err)
+		}
+		got, err := lr.next()
+		if err != nil || string(got) != `{"ok":1}` {
+			t.Fatalf("recycle %v: next line = %q, %v; want {\"ok\":1}", recycle, got, err)
+		}
+		if got, err := lr.next(); err != nil || len(got) != limit {
+			t.Fatalf("recycle %v: a line of exactly the cap: %d bytes, %v", recycle, len(got), err)
+		}
+		if w.maxCap > limit+1+blockBytes {
+			t.Errorf("recycle %v: the reader grew its block to %d bytes for a cap of %d; want at most the cap, its \"\\r\" and a block (%d)", recycle, w.maxCap, limit, limit+1+blockBytes)
+		}
+	}
+}
