@@ -42,7 +42,8 @@ type grouper struct {
 // transaction runs every write's row statements first, ordered by decision
 // id, so that two instances' shared transactions lock rows in one order,
 // and then every write's chained rows in one chain_append, last (the chain
-// head is taken once, after every row lock: chainappend.go). Two writes of one decision never share a transaction.
+// head is taken once, after every row lock: chainappend.go). Two writes
+// of one decision never share a transaction.
 // When a shared transaction fails, each of its writes runs again alone, so
 // one failing write fails only itself.
 func (s *Store) grouped(ctx context.Context, id string, b *pgx.Batch, chain *chainRows) ([]pgconn.CommandTag, error) {
