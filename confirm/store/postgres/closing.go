@@ -10,20 +10,19 @@ import (
 )
 
 // AppendClosing implements [store.ClosingAppender]: the chained inserts of
-// evs and of the audit row, pipelined in one round trip and transaction
+// evs and of the audit row (one chain_append: chainappend.go), pipelined
+// in one round trip and transaction
 // (which it may share with other decisions' writes: group.go).
 func (s *Store) AppendClosing(ctx context.Context, id string, evs []store.Event, it store.PlanItem) error {
-	b := &pgx.Batch{}
+	b, chain := &pgx.Batch{}, &chainRows{}
 	for _, ev := range evs {
 		if ev.Type == store.EventDelivered {
 			b.Queue(`UPDATE decisions SET delivered_at = COALESCE(delivered_at, $1) WHERE id = $2`, nanos(ev.At), id)
 		}
-		q, args := eventInsert(id, ev)
-		b.Queue(chainedQuery(q, len(args)-1), args...)
+		chain.event("event", id, ev)
 	}
-	q, args := planItemInsert(it)
-	b.Queue(chainedQuery(q, len(args)-1), args...)
-	if _, err := s.grouped(ctx, id, b); err != nil { // group.go
+	chain.planItem(it)
+	if _, err := s.grouped(ctx, id, b, chain); err != nil { // group.go
 		return fmt.Errorf("store closing: %w", err)
 	}
 	return nil

@@ -35,10 +35,11 @@ func (s *Store) insert(ctx context.Context, rec store.Record) (bool, error) {
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING`,
 		rec.ID, rec.SessionID, rec.AgentKey, s.owner, string(rec.Status),
 		nonNil(rec.Request), string(rec.Snapshot), nanos(rec.CreatedAt), nanos(rec.Deadline), rec.BridgeID)
+	chain := &chainRows{}
 	for _, ev := range rec.Events {
-		queueNewEvent(b, rec.ID, ev)
+		chain.event("new_event", rec.ID, ev) // queueNewEvent's guard
 	}
-	tags, err := s.grouped(ctx, rec.ID, b) // group.go
+	tags, err := s.grouped(ctx, rec.ID, b, chain) // group.go
 	if err != nil {
 		return false, err
 	}
@@ -63,10 +64,11 @@ func (s *Store) Claim(ctx context.Context, id string, t store.Transition) (bool,
 		WHERE id = $7 AND status = 'open' RETURNING id, owner)
 		SELECT CASE WHEN owner <> '' AND owner <> $9 THEN pg_notify(`+channelOf("owner")+`, $10) END FROM rows`,
 		string(t.Status), opt, text, t.By, string(t.Reason), nanos(t.At), id, t.Person, s.owner, claimNotice(id, t))
+	chain := &chainRows{}
 	if t.Event.Seq != 0 {
-		queueNewEvent(b, id, t.Event)
+		chain.event("new_event", id, t.Event) // queueNewEvent's guard
 	}
-	tags, err := s.grouped(ctx, id, b) // group.go: claims through one instance share a commit
+	tags, err := s.grouped(ctx, id, b, chain) // group.go: claims through one instance share a commit
 	if err != nil {
 		return false, fmt.Errorf("store claim: %w", err)
 	}
@@ -89,15 +91,14 @@ func (s *Store) AppendEvents(ctx context.Context, id string, evs []store.Event) 
 	if len(evs) == 0 {
 		return nil
 	}
-	b := &pgx.Batch{}
+	b, chain := &pgx.Batch{}, &chainRows{}
 	for _, ev := range evs {
 		if ev.Type == store.EventDelivered {
 			b.Queue(`UPDATE decisions SET delivered_at = COALESCE(delivered_at, $1) WHERE id = $2`, nanos(ev.At), id)
 		}
-		q, args := eventInsert(id, ev)
-		b.Queue(chainedQuery(q, len(args)-1), args...)
+		chain.event("event", id, ev)
 	}
-	if _, err := s.grouped(ctx, id, b); err != nil { // group.go
+	if _, err := s.grouped(ctx, id, b, chain); err != nil { // group.go
 		return fmt.Errorf("store append: %w", err)
 	}
 	return nil

@@ -13,11 +13,12 @@ import (
 // groupWrite is one write of a decision waiting for the group commit
 // (Store.grouped): its pipelined statements and where its result goes.
 type groupWrite struct {
-	id   string // the decision the statements change
-	b    *pgx.Batch
-	tags []pgconn.CommandTag
-	err  error
-	done chan struct{}
+	id    string // the decision the statements change
+	b     *pgx.Batch
+	chain *chainRows // its chained rows, appended after b's statements
+	tags  []pgconn.CommandTag
+	err   error
+	done  chan struct{}
 }
 
 // grouper is a store instance's group commit: while one transaction of
@@ -32,19 +33,21 @@ type grouper struct {
 	running bool
 }
 
-// grouped runs b, the pipelined statements of a write of decision id, in
+// grouped runs b, the pipelined statements of a write of decision id,
+// then the chain_append of its chained rows chain (which may be nil), in
 // one transaction that it may share with other queued writes of other
 // decisions, and returns each of b's statements' command tags. Each
 // write's statements keep their order and their conditions (a claim is
 // still its own conditional UPDATE, with its own rows affected); the
 // transaction runs every write's row statements first, ordered by decision
 // id, so that two instances' shared transactions lock rows in one order,
-// and every chained insert last (the chain head is taken after every row
-// lock, chain.go). Two writes of one decision never share a transaction.
+// and then every write's chained rows in one chain_append, last (the chain
+// head is taken once, after every row lock: chainappend.go). Two writes
+// of one decision never share a transaction.
 // When a shared transaction fails, each of its writes runs again alone, so
 // one failing write fails only itself.
-func (s *Store) grouped(ctx context.Context, id string, b *pgx.Batch) ([]pgconn.CommandTag, error) {
-	w := &groupWrite{id: id, b: b, done: make(chan struct{})}
+func (s *Store) grouped(ctx context.Context, id string, b *pgx.Batch, chain *chainRows) ([]pgconn.CommandTag, error) {
+	w := &groupWrite{id: id, b: b, chain: chain, done: make(chan struct{})}
 	g := &s.group
 	g.mu.Lock()
 	g.queue = append(g.queue, w)
@@ -93,27 +96,28 @@ func (s *Store) commitGroup(ctx context.Context, group []*groupWrite) {
 		}
 	}()
 	if len(group) == 1 {
-		group[0].tags, group[0].err = s.pipelinedTags(ctx, group[0].b)
+		group[0].tags, group[0].err = s.runAlone(ctx, group[0])
 		return
 	}
 	slices.SortStableFunc(group, func(a, b *groupWrite) int { return strings.Compare(a.id, b.id) })
 	type at struct{ w, i int } // a statement: which write, which of its statements
 	var order []at
 	all := &pgx.Batch{}
-	for _, chained := range []bool{false, true} {
-		for wi, w := range group {
-			for qi, q := range w.b.QueuedQueries {
-				if isChained(q.SQL) == chained {
-					order = append(order, at{wi, qi})
-					all.Queue(q.SQL, q.Arguments...)
-				}
-			}
+	chain := &chainRows{}
+	for wi, w := range group {
+		for qi, q := range w.b.QueuedQueries {
+			order = append(order, at{wi, qi})
+			all.Queue(q.SQL, q.Arguments...)
+		}
+		if w.chain != nil {
+			chain.addAll(w.chain)
 		}
 	}
+	chain.queue(all)
 	tags, err := s.pipelinedTags(ctx, all)
 	if err != nil {
 		for _, w := range group { // alone, so that only the failing one fails
-			w.tags, w.err = s.pipelinedTags(ctx, w.b)
+			w.tags, w.err = s.runAlone(ctx, w)
 		}
 		return
 	}
@@ -125,6 +129,14 @@ func (s *Store) commitGroup(ctx context.Context, group []*groupWrite) {
 	}
 }
 
-// isChained reports whether sql is a chained insert (chainedQuery), which
-// takes the chain head.
-func isChained(sql string) bool { return strings.HasPrefix(sql, chainedPrefix) }
+// runAlone runs w in a transaction of its own: its statements, then the
+// chain_append of its chained rows, and returns its statements' tags.
+func (s *Store) runAlone(ctx context.Context, w *groupWrite) ([]pgconn.CommandTag, error) {
+	b := &pgx.Batch{QueuedQueries: slices.Clone(w.b.QueuedQueries)}
+	w.chain.queue(b)
+	tags, err := s.pipelinedTags(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	return tags[:len(w.b.QueuedQueries)], nil
+}

@@ -89,6 +89,7 @@ var migrations = []string{
 	migrationNotes,         // notes.go
 	migrationWatchChannels, // watchchannels.go
 	migrationFeedAt,        // feedindex.go
+	migrationChainAppend,   // chainappend.go
 }
 
 // migrationLock is the key of the transaction-level advisory lock that
