@@ -94,7 +94,7 @@ func TestAttachSIGTERMExitsQuietly(t *testing.T) {
 		t.Errorf("stderr after SIGTERM: %q, want nothing", stderr.String())
 	}
 	// The relay saw the normal close handshake, not a dropped connection.
-	if l := r.waitLog(t, `msg="host left"`); !strings.Contains(l, "StatusNormalClosure") {
-		t.Errorf("the relay logged %q, want a normal closure", l)
+	if l := r.waitLog(t, `msg="host left"`); !strings.Contains(l, `cause="host closed the connection"`) {
+		t.Errorf("the relay logged %q, want cause=\"host closed the connection\"", l)
 	}
 }
