@@ -151,7 +151,7 @@ type terminalHost struct {
 	in     *bufio.Reader
 	choose string
 	wg     sync.WaitGroup // permission prompts being answered
-	mu     sync.Mutex     // guards out and pending
+	mu     sync.Mutex     // guards out, pending and promptOpen
 
 	pending map[string]chan struct{} // request id → closed when withdrawn
 	// promptOpen is set while "Choose 1-N: " waits on its line: whatever
