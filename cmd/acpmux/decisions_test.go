@@ -151,7 +151,7 @@ func TestDecisionsCLI(t *testing.T) {
 		t.Fatalf("show --json: %d %q", code, out)
 	}
 	code, _, errs = runDecisions(append([]string{"show", "nope", "--session", "sess_1"}, conn...)...)
-	if code != 1 || !strings.Contains(errs, "not_found") {
+	if code != 1 || errs != "acpmux decisions: no decision nope in session sess_1\n" {
 		t.Fatalf("show missing: %d %q", code, errs)
 	}
 	// Without --session the decision is found in the sessions the API lists.
