@@ -49,8 +49,21 @@ func (b *Bridge) Blocked(bl gate.Blocked) {
 			h.send(notice)
 		}
 	}
+	what := "command"
+	if bl.FromTitle {
+		what = "title" // no shell command: Command holds the title
+	}
 	b.log.Info("gate refused a permission request", "session", bl.SessionID, "decision", bl.DecisionID,
-		"route", bl.Route, "rule", bl.Rule, "class", bl.Class, "command", truncate([]byte(bl.Command), 200))
+		"route", bl.Route, "rule", bl.Rule, "class", bl.Class, what, clip(bl.Command, 200))
+}
+
+// clip returns s cut to n bytes, with its length noted when it was cut;
+// the log handler quotes and escapes it.
+func clip(s string, n int) string {
+	if len(s) > n {
+		return fmt.Sprintf("%s... (%d bytes)", s[:n], len(s))
+	}
+	return s
 }
 
 // blockedNotice is the session/update "notice" of bl.

@@ -135,6 +135,9 @@ type Bridge struct {
 	init       initState
 	agentGone  bool
 	stopping   bool
+	// callsDrained, when not nil, is closed once no request of the
+	// primary host waits for the agent's response (drain.go).
+	callsDrained chan struct{}
 	// agentFailure is why the bridge stopped the agent, if it did.
 	agentFailure error
 
@@ -275,10 +278,12 @@ func (b *Bridge) Run(ctx context.Context) error {
 		// The process is gone; the wait below ends a descendant's hold on
 		// its stdout.
 	case <-b.primaryEOF:
-		// As with a direct pipe: the agent sees EOF and may still answer
-		// what it was sent; the IDE gets every answer until it exits.
-		b.log.Debug("host closed its input; closing the agent's stdin", "host", b.primaryID(), "grace", b.opts.GracePeriod)
+		// As with a direct pipe, the agent sees EOF, but only once it has
+		// answered the IDE's requests (or the grace period ended); the IDE
+		// gets every answer until it exits.
 		b.stopDecisions("the IDE closed the connection; acpmux is stopping")
+		b.awaitPrimaryCalls(ctx, readDone)
+		b.log.Debug("host closed its input; closing the agent's stdin", "host", b.primaryID(), "grace", b.opts.GracePeriod)
 		b.closeAgentInput()
 		b.agent.Stop(ctx, b.opts.GracePeriod)
 	case <-b.primaryDone():

@@ -80,10 +80,15 @@ type wsConn struct {
 	once    sync.Once
 }
 
-// ReadMessage returns the next text frame; binary frames are skipped.
+// ReadMessage returns the next text frame; binary frames are skipped. A
+// close frame with status 1000 (normal) or 1001 (going away) is
+// errHostClosed.
 func (w *wsConn) ReadMessage() ([]byte, error) {
 	for {
 		typ, data, err := w.c.Read(w.ctx)
+		if s := websocket.CloseStatus(err); s == websocket.StatusNormalClosure || s == websocket.StatusGoingAway {
+			return nil, errHostClosed
+		}
 		if err != nil {
 			return nil, err
 		}

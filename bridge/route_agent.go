@@ -221,6 +221,7 @@ func (b *Bridge) agentResponse(msg []byte, env acp.Envelope) {
 		return
 	}
 	delete(b.calls, key)
+	b.callDoneLocked()
 	var waiters []initWaiter
 	var newSession string
 	result := env.Result.Bytes(msg)
@@ -453,6 +454,7 @@ func (b *Bridge) completeCall(bkey string) {
 	b.mu.Lock()
 	c := b.calls[bkey]
 	delete(b.calls, bkey)
+	b.callDoneLocked()
 	b.mu.Unlock()
 	if c != nil {
 		c.host.mu.Lock()

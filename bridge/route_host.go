@@ -10,6 +10,10 @@ import (
 	"github.com/acpmux/acpmux/bridge/upstream"
 )
 
+// errHostClosed is the cause of a host that closed its connection
+// normally: EOF, or a WebSocket close with status 1000 or 1001.
+var errHostClosed = errors.New("host closed the connection")
+
 // readHost reads host messages until the host disconnects.
 func (b *Bridge) readHost(h *Host) {
 	defer b.hostLeft(h)
@@ -28,10 +32,12 @@ func (b *Bridge) readHost(h *Host) {
 			<-h.gone
 			return
 		}
+		if errors.Is(err, io.EOF) || errors.Is(err, errHostClosed) {
+			h.disconnect(errHostClosed)
+			return
+		}
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				b.log.Debug("host read failed", "host", h.ID, "err", err)
-			}
+			b.log.Debug("host read failed", "host", h.ID, "err", err)
 			h.disconnect(fmt.Errorf("host read: %w", err))
 			return
 		}

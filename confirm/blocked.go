@@ -31,7 +31,7 @@ func (b *Broker) tellBlocked(d *Decision) {
 	bl := gate.Blocked{SessionID: d.snap.SessionID, DecisionID: d.id, ToolCallID: d.snap.ToolCall.ToolCallID,
 		Command: d.snap.Command, Route: g.Route, Mode: g.Mode, Rule: g.DecidedBy, Message: g.Message}
 	if bl.Command == "" {
-		bl.Command = d.snap.Title
+		bl.Command, bl.FromTitle = d.snap.Title, true
 	} else if d.snap.Classification != nil {
 		bl.Class = d.snap.Classification.Class
 	}

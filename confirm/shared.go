@@ -214,6 +214,7 @@ func (b *Broker) beat(ctx context.Context, sh store.Shared, opts SharedOptions) 
 	for _, id := range ids {
 		b.log.Warn("decision closed: its bridge stopped heartbeating", "decision", id, "reason", store.ReasonOwnerLost)
 	}
+	b.auditOwnerLost(ctx, ids, now) // ownerlost.go
 }
 
 // settleAll settles every decision of this bridge that another process

@@ -191,6 +191,9 @@ func TestDecisionsAPI(t *testing.T) {
 			t.Fatalf("GET %s: %d %v", u, code, e)
 		}
 	}
+	if code, e := call(t, "GET", base+"/v1/sessions/sess_1/decisions/nope", ""); code != 404 || e["error"].(map[string]any)["message"] != "no decision nope in session sess_1" {
+		t.Fatalf("GET unknown decision: %d %v, want the message \"no decision nope in session sess_1\"", code, e)
+	}
 	if code, _ := call(t, "POST", base+"/v1/sessions/other/decisions/"+id, `{"optionId":"allow-once"}`); code != 404 {
 		t.Fatalf("POST other session: %d", code)
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -353,6 +354,9 @@ func (s *server) failWith(w http.ResponseWriter, r *http.Request, err error, v c
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		status, body.Error.Code = http.StatusNotFound, "not_found"
+		if d, sid := r.PathValue("decisionId"), r.PathValue("sessionId"); d != "" && sid != "" {
+			body.Error.Message = fmt.Sprintf("no decision %s in session %s", d, sid)
+		}
 	case errors.Is(err, confirm.ErrForbidden):
 		status, body.Error.Code = http.StatusForbidden, "forbidden"
 	case errors.Is(err, store.ErrDuplicateVote):

@@ -95,7 +95,7 @@ func attachMain(args []string, s stdio) int {
 		} else if resp != nil {
 			fmt.Fprintf(s.err, "acpmux attach: %s: %s\n", url, resp.Status)
 		} else {
-			fmt.Fprintf(s.err, "acpmux attach: %s: %v\n", url, err)
+			fmt.Fprintf(s.err, "acpmux attach: %v\n", unreachableWS(url, err)) // hints.go
 		}
 		return 1
 	}

@@ -68,7 +68,13 @@ func configMain(args []string, s stdio) int {
 	tw := tabwriter.NewWriter(s.out, 0, 4, 2, ' ', 0)
 	cfs.VisitAll(func(f *flag.Flag) {
 		if f.Name != "config" {
-			fmt.Fprintf(tw, "%s = %s\t# %s\n", f.Name, tomlValue(f), origins[f.Name])
+			v := tomlValue(f)
+			if origins[f.Name] == fromDefault {
+				if d, ok := effectiveDefault(f); ok {
+					v = d
+				}
+			}
+			fmt.Fprintf(tw, "%s = %s\t# %s\n", f.Name, v, origins[f.Name])
 		}
 	})
 	tw.Flush()

@@ -164,3 +164,25 @@ func TestConfigRepeatableFlag(t *testing.T) {
 		t.Errorf("a string for a repeatable flag: %v", err)
 	}
 }
+
+// TestConfigCommandPrintsEffectiveDefaults: a setting whose default is
+// resolved at start shows the value used, not "": the state file and the
+// token file under $XDG_STATE_HOME, and :memory: for the demo.
+func TestConfigCommandPrintsEffectiveDefaults(t *testing.T) {
+	state := os.Getenv("XDG_STATE_HOME")
+	for cmd, want := range map[string]map[string]string{
+		"run":  {"state": filepath.Join(state, "acpmux", "state.db"), "token-file": filepath.Join(state, "acpmux", "token")},
+		"demo": {"state": ":memory:", "token-file": filepath.Join(state, "acpmux", "token")},
+	} {
+		var out, errb bytes.Buffer
+		if code := Main([]string{"config", "--config", writeConfig(t, ""), cmd}, stdio{strings.NewReader(""), &out, &errb}); code != 0 {
+			t.Fatalf("config %s: status %d, stderr %q", cmd, code, errb.String())
+		}
+		for k, v := range want {
+			line := k + ` = "` + v + `"`
+			if !strings.Contains(out.String(), line) {
+				t.Errorf("config %s: no line %q in\n%s", cmd, line, out.String())
+			}
+		}
+	}
+}

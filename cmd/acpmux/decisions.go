@@ -255,6 +255,9 @@ func (e *apiError) Error() string {
 	if e.status == http.StatusConflict {
 		return conflictSentence(e) // decisions_conflict.go
 	}
+	if e.status == http.StatusNotFound && e.code == "not_found" && e.msg != "" {
+		return e.msg // one sentence: "no decision X in session S"
+	}
 	s := e.msg
 	if e.decisionStat != "" {
 		s += "; the decision is " + e.decisionStat

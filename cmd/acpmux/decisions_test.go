@@ -151,7 +151,7 @@ func TestDecisionsCLI(t *testing.T) {
 		t.Fatalf("show --json: %d %q", code, out)
 	}
 	code, _, errs = runDecisions(append([]string{"show", "nope", "--session", "sess_1"}, conn...)...)
-	if code != 1 || !strings.Contains(errs, "not_found") {
+	if code != 1 || errs != "acpmux decisions: no decision nope in session sess_1\n" {
 		t.Fatalf("show missing: %d %q", code, errs)
 	}
 	// Without --session the decision is found in the sessions the API lists.
@@ -186,6 +186,7 @@ func TestDecisionsCLIErrors(t *testing.T) {
 		{"bad status", []string{"list", "--status", "done", "--url", base}, 2, "--status"},
 		{"missing token file", []string{"list", "--url", base, "--token-file", "/nonexistent/token"}, 1, "read token"},
 		{"wrong token", []string{"list", "--url", base, "--token-file", wrong}, 1, "(unauthorized, HTTP 401)"},
+		{"unknown decision", []string{"show", "nosuch", "--session", "sess_1", "--url", base, "--token-file", tf}, 1, "acpmux decisions: no decision nosuch in session sess_1\n"},
 		{"unreachable", []string{"list", "--url", "http://127.0.0.1:1", "--token-file", tf}, 1,
 			"no acpmux is listening at http://127.0.0.1:1; acpmux run --listen and acpmux inbox log it"},
 		{"field without =", []string{"answer", "x", "--session", "s", "--action", "accept", "--field", "env", "--url", base}, 2,

@@ -33,6 +33,11 @@ file edit) behind the real acpmux relay, and a small terminal host that
 prints the transcript and asks you to pick one of the offered options.
 Ctrl-C stops it at once: exit status 130, no error text.
 
+"Always allow" is the agent's allow_always option, sent to it as offered.
+The demo keeps decisions in memory (--state :memory:): acpmux remembers
+nothing past the run and refuses the ALWAYS scope of the decisions API;
+--state FILE keeps them.
+
 Flags:
 `
 
@@ -146,11 +151,14 @@ type terminalHost struct {
 	in     *bufio.Reader
 	choose string
 	wg     sync.WaitGroup // permission prompts being answered
-	mu     sync.Mutex     // guards out and pending
+	mu     sync.Mutex     // guards out, pending and promptOpen
 
-	pending   map[string]chan struct{} // request id → closed when withdrawn
-	linesOnce sync.Once
-	lineCh    chan string // stdin lines; closed at EOF
+	pending map[string]chan struct{} // request id → closed when withdrawn
+	// promptOpen is set while "Choose 1-N: " waits on its line: whatever
+	// is printed next starts a new line first.
+	promptOpen bool
+	linesOnce  sync.Once
+	lineCh     chan string // stdin lines; closed at EOF
 }
 
 // track returns the channel closed when request id is withdrawn.
@@ -234,6 +242,27 @@ func (h *terminalHost) printf(format string, a ...any) {
 	fmt.Fprintf(h.out, format, a...)
 }
 
+// println prints one line, first ending an open "Choose" prompt's line.
+func (h *terminalHost) println(format string, a ...any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.promptOpen {
+		fmt.Fprintln(h.out)
+		h.promptOpen = false
+	}
+	fmt.Fprintf(h.out, format+"\n", a...)
+}
+
+// closedLine describes a permission request that closed without the
+// terminal's answer: status and reason as acpmux reports them, and what
+// the agent got.
+func closedLine(status, reason, optionID string) string {
+	if optionID == "" {
+		return fmt.Sprintf("  (%s before an answer (%s): the agent was told the request was cancelled)", status, reason)
+	}
+	return fmt.Sprintf("  (%s (%s): the agent got %q)", status, reason, optionID)
+}
+
 // Handle implements jsonrpc2.Handler; a permission request is answered on
 // a goroutine so the read loop keeps going.
 func (h *terminalHost) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) {
@@ -268,9 +297,9 @@ func (h *terminalHost) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jso
 		}
 		json.Unmarshal(raw, &p)
 		if p.ResolvedBy != "" && p.ResolvedBy != "terminal" {
-			h.printf("  [answered by %s: %s]\n", answerer(p.AnsweredBy, p.ResolvedBy), p.OptionID)
+			h.println("  [answered by %s: %s]", answerer(p.AnsweredBy, p.ResolvedBy), p.OptionID)
 		} else if p.Status != "answered" {
-			h.printf("  [closed: %s (%s); the agent got %q]\n", p.Status, p.Reason, p.OptionID)
+			h.println("%s", closedLine(p.Status, p.Reason, p.OptionID))
 		}
 	default:
 		if !req.Notif {
@@ -367,12 +396,24 @@ func (h *terminalHost) permission(raw json.RawMessage, withdrawn <-chan struct{}
 	}
 	h.mu.Unlock()
 	for pick < 0 && h.choose == "ask" {
-		h.printf("  Choose 1-%d: ", len(p.Options))
+		h.mu.Lock()
+		fmt.Fprintf(h.out, "  Choose 1-%d: ", len(p.Options))
+		h.promptOpen = true
+		h.mu.Unlock()
 		select {
 		case <-withdrawn:
-			h.printf("\n  (withdrawn: answered elsewhere or closed)\n")
+			// _acpmux/permission_resolved says how it closed, in one line.
+			h.mu.Lock()
+			if h.promptOpen {
+				fmt.Fprintln(h.out)
+				h.promptOpen = false
+			}
+			h.mu.Unlock()
 			return nil
 		case line, ok := <-h.lines():
+			h.mu.Lock()
+			h.promptOpen = false // the user's Enter ended the line
+			h.mu.Unlock()
 			if n, perr := strconv.Atoi(strings.TrimSpace(line)); ok && perr == nil && n >= 1 && n <= len(p.Options) {
 				pick = n - 1
 				continue

@@ -20,6 +20,16 @@ func unreachable(base string, err error) error {
 	return fmt.Errorf("cannot reach acpmux at %s (%v); %s", base, err, where)
 }
 
+// unreachableWS is unreachable for the acp= WebSocket URL of acpmux
+// attach.
+func unreachableWS(url string, err error) error {
+	where := "acpmux run --listen logs its URL (\"decisions API listening ... acp=ws://HOST:PORT/acp\")"
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("no acpmux is listening at %s; %s", url, where)
+	}
+	return fmt.Errorf("cannot reach acpmux at %s (%v); %s", url, err, where)
+}
+
 // questionHint turns the API's refusal of an answer of the wrong kind
 // (options for a question, an action for a permission request) into the
 // CLI flags to use instead; other errors come back as they are.

@@ -105,3 +105,16 @@ func TestAttachRefusedTokenSaysWhereTokensComeFrom(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
 }
+
+// TestAttachUnreachableSaysNoAcpmuxListens: attach to an address where
+// nothing listens says so, and where the right URL is logged, instead of
+// the WebSocket library's dial error.
+func TestAttachUnreachableSaysNoAcpmuxListens(t *testing.T) {
+	tok := filepath.Join(t.TempDir(), "tok")
+	os.WriteFile(tok, []byte("some-token"), 0o600)
+	code, _, errs := runCLI("attach", "--token-file", tok, "ws://127.0.0.1:1/acp")
+	want := "acpmux attach: no acpmux is listening at ws://127.0.0.1:1/acp; acpmux run --listen logs its URL"
+	if code != 1 || !strings.HasPrefix(errs, want) || strings.Contains(errs, "failed to WebSocket dial") {
+		t.Errorf("exit %d, stderr %q, want %q", code, errs, want)
+	}
+}

@@ -194,8 +194,8 @@ func answer(t *testing.T, a api, v sharedView, optionID string) (int, sharedView
 // from the other bridge's API and one from "acpmux inbox"; each agent acts
 // on the answer it got (allow applies the change, reject skips it). Then a
 // bridge is killed (SIGKILL) with a decision open: after the lease the
-// decision is cancelled with reason owner_lost, and an answer to it is
-// refused.
+// decision is cancelled with reason owner_lost, it has its audit row in
+// acpmux audit, and an answer to it is refused.
 func TestRealAgentsAnsweredAcrossBridges(t *testing.T) {
 	agent := buildExample(t, "github.com/coder/acp-go-sdk/example/agent", t.TempDir())
 	for kind, newState := range sharedStates(t) {
@@ -244,6 +244,22 @@ func TestRealAgentsAnsweredAcrossBridges(t *testing.T) {
 			}
 			if v.Status != "cancelled" || v.Reason != "owner_lost" {
 				t.Fatalf("decision of the killed bridge: %s/%s, want cancelled/owner_lost", v.Status, v.Reason)
+			}
+			// The sweep that closed it wrote its audit row (docs/policy.md:
+			// every permission request becomes one plan item).
+			var rows []struct{ ID, Status, Reason, Decision string }
+			for time.Now().Before(deadline) {
+				rows = nil
+				if code, out, errs := runCLI("audit", "--state", state, "--session", sa, "--json"); code != 0 || json.Unmarshal([]byte(out), &rows) != nil {
+					t.Fatalf("acpmux audit: %d %q %q", code, out, errs)
+				}
+				if len(rows) > 0 && rows[len(rows)-1].ID == lost.ID {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			if len(rows) == 0 || rows[len(rows)-1] != (struct{ ID, Status, Reason, Decision string }{lost.ID, "cancelled", "owner_lost", "deny"}) {
+				t.Fatalf("audit rows of the killed bridge's session: %+v, want the last one %s cancelled/owner_lost/deny", rows, lost.ID)
 			}
 			var refused struct{ Error struct{ Code string } }
 			if code := b.do(t, "POST", "/v1/sessions/"+sa+"/decisions/"+lost.ID, `{"optionId":"allow"}`, &refused); code != 409 {

@@ -84,8 +84,7 @@ func Main(args []string, s stdio) int {
 	}
 	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(s.err, "acpmux: unknown command %q\n\n", args[0])
-		usage(s.err)
+		fmt.Fprintf(s.err, "acpmux: unknown command %q\nRun 'acpmux --help' for usage.\n", args[0])
 		return 2
 	}
 	return c.run(args[1:], s)
@@ -130,8 +129,7 @@ func helpMain(args []string, s stdio) int {
 		if len(args) > 1 {
 			fmt.Fprintln(s.err, "acpmux help: want at most one command; usage: acpmux help [COMMAND]")
 		} else {
-			fmt.Fprintf(s.err, "acpmux help: unknown command %q\n\n", args[0])
-			usage(s.err)
+			fmt.Fprintf(s.err, "acpmux help: unknown command %q\nRun 'acpmux --help' for the commands.\n", args[0])
 		}
 		return 2
 	}

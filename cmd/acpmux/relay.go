@@ -93,7 +93,10 @@ func (f *relayFlags) validate() error {
 		f.decisionTimeout = confirm.DefaultTimeout
 	}
 	if err := confirm.CheckTimeout(f.decisionTimeout); err != nil {
-		return fmt.Errorf("--decision-timeout %v: must be more than 0 and at most %v (0 means the default, %v)", f.decisionTimeout, confirm.MaxTimeout, confirm.DefaultTimeout)
+		if f.decisionTimeout > confirm.MaxTimeout {
+			return fmt.Errorf("--decision-timeout %v: must be at most %v", f.decisionTimeout, confirm.MaxTimeout)
+		}
+		return fmt.Errorf("--decision-timeout %v: must not be negative (0 means the default, %v)", f.decisionTimeout, confirm.DefaultTimeout)
 	}
 	if f.listen != "" {
 		if _, err := httpapi.CheckListenAddr(f.listen, f.allowRemote); err != nil {
@@ -119,8 +122,8 @@ func (f *relayFlags) validate() error {
 	} else if f.upstreamToken != "" {
 		return errors.New("--upstream-token-file needs --upstream")
 	} else if f.name != "" {
-		if err := upstream.CheckName(f.name); err != nil {
-			return fmt.Errorf("--name: %w", err)
+		if upstream.CheckName(f.name) != nil {
+			return fmt.Errorf("--name %q: a bridge name is 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit", f.name)
 		}
 	}
 	if f.maxOpen < 1 {

@@ -44,7 +44,7 @@ type runFlags struct {
 
 func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxLineBytes, "max-line-bytes", bridge.DefaultMaxLineBytes, "largest message accepted from the agent or a host, in bytes")
-	fs.DurationVar(&f.grace, "grace", bridge.DefaultGracePeriod, "on shutdown, wait this long after closing the agent's stdin before SIGTERM, and again before SIGKILL")
+	fs.DurationVar(&f.grace, "grace", bridge.DefaultGracePeriod, "on shutdown, wait this long for the agent's responses to the IDE's requests after its EOF, after closing the agent's stdin before SIGTERM, and again before SIGKILL")
 	fs.StringVar(&f.logLevel, "log-level", envOr("ACPMUX_LOG", "info"), "log level: debug, info, warn, error (env ACPMUX_LOG)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log line format: text (key=value) or json (one object per line)")
 	fs.StringVar(&f.logFile, "log-file", "", "append logs to this file (created with mode 0600) instead of stderr; the agent's stderr still goes to stderr")

@@ -32,7 +32,11 @@ func openState(state string) (stateStore, error) {
 	if postgres.IsURL(state) {
 		ctx, cancel := context.WithTimeout(context.Background(), stateConnectTimeout)
 		defer cancel()
-		return postgres.Open(ctx, state)
+		st, err := postgres.Open(ctx, state)
+		if err != nil {
+			return nil, pgOpenError(state, err) // state_pg.go
+		}
+		return st, nil
 	}
 	if state == "" {
 		p, err := sqlite.DefaultPath()

@@ -10,6 +10,9 @@ type Blocked struct {
 	// Command is the shell command, or the tool call's title when there
 	// is none.
 	Command string `json:"command"`
+	// FromTitle is set when Command is the tool call's title: the tool
+	// call has no shell command. It is not sent to hosts.
+	FromTitle bool `json:"-"`
 	// Class is the classifier's class of Command ("read-only", "write",
 	// "unknown"), "" when it is not a shell command.
 	Class string `json:"class,omitempty"`

@@ -132,23 +132,54 @@ func Parse(data []byte) (*Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		return nil, fmt.Errorf("%w: unknown key %q", ErrInvalid, und[0].String())
-	}
 	lines := ruleLines(string(data))
 	if len(lines) != len(f.Rule) {
 		lines = nil // rules written some other way (an inline array): no lines
 	}
+	if und := md.Undecoded(); len(und) > 0 {
+		if i, ok := unknownKeyRule(data, und[0]); ok {
+			return nil, ruleError(i, f.Rule[i].Name, lines, fmt.Errorf("unknown key %q", und[0][1]))
+		}
+		return nil, fmt.Errorf("%w: unknown key %q", ErrInvalid, und[0].String())
+	}
 	names := map[string]bool{}
 	for i, r := range f.Rule {
 		if err := checkRule(r, names); err != nil {
-			if lines != nil {
-				return nil, fmt.Errorf("%w: rule %d (%q, line %d): %v", ErrInvalid, i+1, r.Name, lines[i], err)
-			}
-			return nil, fmt.Errorf("%w: rule %d (%q): %v", ErrInvalid, i+1, r.Name, err)
+			return nil, ruleError(i, r.Name, lines, err)
 		}
 	}
 	return &Policy{Rules: f.Rule}, nil
+}
+
+// ruleError wraps err, found in the rule at index i named name, in
+// ErrInvalid with the rule's number, name and (when lines is not nil) the
+// line of its [[rule]] header.
+func ruleError(i int, name string, lines []int, err error) error {
+	if lines != nil {
+		return fmt.Errorf("%w: rule %d (%q, line %d): %v", ErrInvalid, i+1, name, lines[i], err)
+	}
+	return fmt.Errorf("%w: rule %d (%q): %v", ErrInvalid, i+1, name, err)
+}
+
+// unknownKeyRule returns the index of the first rule of TOML data that
+// holds the undecoded key key (such as rule.comand), or false when key is
+// not inside a rule.
+func unknownKeyRule(data []byte, key toml.Key) (int, bool) {
+	if len(key) < 2 || key[0] != "rule" {
+		return 0, false
+	}
+	var raw struct {
+		Rule []map[string]any `toml:"rule"`
+	}
+	if _, err := toml.Decode(string(data), &raw); err != nil {
+		return 0, false
+	}
+	for i, r := range raw.Rule {
+		if _, ok := r[key[1]]; ok {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // ruleHeader is a [[rule]] table header line (the key bare or quoted).

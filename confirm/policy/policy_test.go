@@ -183,3 +183,17 @@ func TestDeepNestingIsMalformedAtOnce(t *testing.T) {
 		t.Fatalf("Parse(ordinary rule) = %v", err)
 	}
 }
+
+// TestPolicyUnknownKeyNamesTheRule: a misspelled key is refused with the
+// rule's number, its name and the line of its [[rule]] header.
+func TestPolicyUnknownKeyNamesTheRule(t *testing.T) {
+	src := "[[rule]]\nname = 'ok'\ndecision = 'allow'\n\n[[rule]]\nname = 'no-rm'\ndecision = 'deny'\ncomand = 'rm *'\n"
+	_, err := policy.Parse([]byte(src))
+	if !errors.Is(err, policy.ErrInvalid) || !strings.Contains(err.Error(), `rule 2 ("no-rm", line 5): unknown key "comand"`) {
+		t.Errorf("err = %v, want rule 2 (\"no-rm\", line 5): unknown key \"comand\"", err)
+	}
+	_, err = policy.Parse([]byte("decison = 'deny'\n"))
+	if !errors.Is(err, policy.ErrInvalid) || !strings.Contains(err.Error(), `unknown key "decison"`) {
+		t.Errorf("top-level key: err = %v, want unknown key \"decison\"", err)
+	}
+}
