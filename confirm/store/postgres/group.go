@@ -35,6 +35,9 @@ type grouper struct {
 	// transaction failed (rerunAlone): their later writes wait in the
 	// queue until it ends, so that one decision's writes keep their order.
 	alone map[string]bool
+	// committed, when set (by tests: export_test.go), sees each group
+	// transaction's size and error and returns the error to act on.
+	committed func(n int, err error) error
 }
 
 // groupLockTimeout bounds how long a transaction of the group commit
@@ -133,6 +136,20 @@ func (s *Store) commitGroup(ctx context.Context, group []*groupWrite) {
 		}
 	}
 	tags, err := s.pipelinedTags(ctx, all)
+	if hook := s.group.committed; hook != nil {
+		err = hook(len(group), err)
+	}
+	if err != nil && !rolledBack(err) {
+		// The transaction may have committed (its COMMIT's result was
+		// lost with the connection): running its writes again could find
+		// a claim's own committed change and report a lost claim. The
+		// outcome is unknown, and each write reports the error.
+		for _, w := range group {
+			w.err = err
+			close(w.done)
+		}
+		return
+	}
 	if err != nil && (len(group) > 1 || isLockTimeout(err)) {
 		s.rerunAlone(ctx, group)
 		return
@@ -190,6 +207,16 @@ func (s *Store) rerunAlone(ctx context.Context, group []*groupWrite) {
 			}
 		}()
 	}
+}
+
+// rolledBack reports whether err, a pipelined transaction's, means the
+// transaction did not commit: the server refused a statement (a
+// PostgreSQL error rolls back the implicit transaction), or nothing was
+// sent (pgconn.SafeToRetry). Any other error (a connection lost while the
+// transaction's result was on its way) leaves the outcome unknown.
+func rolledBack(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) || pgconn.SafeToRetry(err)
 }
 
 // isLockTimeout reports whether err is PostgreSQL's lock_not_available
