@@ -86,7 +86,9 @@ func (b *Broker) storeFailed(d *Decision, t transition, err error) transition {
 	f.Event = d.addEvent(f.At, store.EventCancelled, "", string(store.ReasonStoreError)+": "+err.Error())
 	d.mu.Unlock()
 	if b.store != nil { // best effort: the row may still be open
-		_, _ = b.store.Claim(context.Background(), d.id, f.stored())
+		if won, err := b.store.Claim(context.Background(), d.id, f.stored()); err != nil || !won {
+			b.closingUnstored(d, f) // written again at the heartbeat (unstored.go)
+		}
 	}
 	return f
 }

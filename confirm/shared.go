@@ -56,11 +56,14 @@ type SharedOptions struct {
 // answers waiting for their owner. It has its own lock.
 type sharedState struct {
 	lease   atomic.Int64 // SharedOptions.Lease in nanoseconds, once RunShared started; 0: defaultLease
-	mu      sync.Mutex   // guards bridges, fetched, waiting
+	mu      sync.Mutex   // guards bridges, fetched, waiting, unstored
 	bridges map[string]store.Bridge
 	fetched time.Time
 	waiting map[string][]chan struct{} // by decision id: closed at its next change
 	reads   settleReads                // claims awaiting their owner, on a store.SettledReader (settlepoll.go)
+	// unstored holds, by decision id, the closings the store refused
+	// (unstored.go).
+	unstored map[string]*unstoredClosing
 }
 
 // leaseOrDefault returns the lease of [SharedOptions], or defaultLease
@@ -215,6 +218,7 @@ func (b *Broker) beat(ctx context.Context, sh store.Shared, opts SharedOptions) 
 		b.log.Warn("decision closed: its bridge stopped heartbeating", "decision", id, "reason", store.ReasonOwnerLost)
 	}
 	b.auditOwnerLost(ctx, ids, now) // ownerlost.go
+	b.restoreClosings(ctx, sh)      // unstored.go
 }
 
 // settleAll settles every decision of this bridge that another process
@@ -242,7 +246,11 @@ func (b *Broker) settleOne(ctx context.Context, sh store.Shared, id string, clai
 	b.mu.Lock()
 	d := b.byID[id]
 	b.mu.Unlock()
-	if d == nil || d.Status().Closed() {
+	if d == nil {
+		return
+	}
+	if d.Status().Closed() {
+		b.restoreClosing(ctx, sh, id) // a claim of a decision whose closing the store refused (unstored.go)
 		return
 	}
 	var rec store.Record
@@ -468,6 +476,8 @@ func (b *Broker) answerRemote(ctx context.Context, rec store.Record, snap Snapsh
 	switch {
 	case won && got.Reason == store.ReasonStale:
 		return got, false, fmt.Errorf("%w: %w: the bridge that asked refused the answer", ErrConflict, ErrStale)
+	case won && got.Status != store.StatusAnswered:
+		return got, false, fmt.Errorf("%w: the bridge that asked had closed the decision already: %s (%s)", ErrConflict, got.Status, got.Reason)
 	case won:
 		return got, false, nil
 	case got.Answer != nil && *got.Answer == (Answer{OptionID: a.OptionID, Text: a.Text}) && a.Scope == "":

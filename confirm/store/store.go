@@ -37,7 +37,9 @@ type Store interface {
 	// that returns won = true is durable. A t.Event with Seq 0 is not
 	// journalled: a process answering another bridge's decision leaves the
 	// journal to the owning bridge, which records the answer in its own
-	// sequence when it settles it ([Shared]).
+	// sequence when it settles it ([Shared]). A won claim clears
+	// DeliveredAt: a delivery stored while the row was still open (its
+	// owner's closing failed to store) is not the delivery of this outcome.
 	Claim(ctx context.Context, id string, t Transition) (won bool, err error)
 	// Append adds ev to the journal of decision id; an event whose Seq is
 	// already stored for id is ignored (no error). An [EventDelivered]

@@ -60,7 +60,7 @@ func (s *Store) Claim(ctx context.Context, id string, t store.Transition) (bool,
 	}
 	b := &pgx.Batch{}
 	b.Queue(`WITH rows AS (UPDATE decisions SET status = $1, answer_option = $2, answer_text = $3,
-		resolved_by = $4, reason = $5, closed_at = $6, resolved_person = $8, claimer = $9
+		resolved_by = $4, reason = $5, closed_at = $6, resolved_person = $8, claimer = $9, delivered_at = NULL
 		WHERE id = $7 AND status = 'open' RETURNING id, owner)
 		SELECT CASE WHEN owner <> '' AND owner <> $9 THEN pg_notify(`+channelOf("owner")+`, $10) END FROM rows`,
 		string(t.Status), opt, text, t.By, string(t.Reason), nanos(t.At), id, t.Person, s.owner, claimNotice(id, t))

@@ -5,3 +5,14 @@ var SchemaVersion = len(migrations)
 
 // ParseNotice is parseNotice, for the tests of a notification's payload.
 var ParseNotice = parseNotice
+
+// SetGroupCommitted sets the hook that sees each group commit
+// transaction's size and error and returns the error the group acts on.
+func SetGroupCommitted(s *Store, f func(n int, err error) error) { s.group.committed = f }
+
+// QueuedWrites returns how many writes wait for the group commit.
+func QueuedWrites(s *Store) int {
+	s.group.mu.Lock()
+	defer s.group.mu.Unlock()
+	return len(s.group.queue)
+}

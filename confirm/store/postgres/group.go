@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -28,10 +29,35 @@ type groupWrite struct {
 // decisions cost one commit, and one wake-up of each listening backend,
 // for all of them.
 type grouper struct {
-	mu      sync.Mutex // guards queue and running
+	mu      sync.Mutex // guards queue, running and alone
 	queue   []*groupWrite
 	running bool
+	// alone holds the decisions whose write runs alone after its
+	// transaction failed (rerunAlone): their later writes wait in the
+	// queue until it ends, so that one decision's writes keep their order.
+	alone map[string]bool
+	// committed, when set (by tests: export_test.go), sees each group
+	// transaction's size and error and returns the error to act on.
+	committed func(n int, err error) error
 }
+
+// groupLockTimeout bounds how long a transaction of the group commit
+// waits for a decision row's lock (lock_timeout): a row locked by another
+// session (an operator's SELECT ... FOR UPDATE, a long transaction) fails
+// the transaction with SQLSTATE 55P03, and its writes run again each
+// alone, without the bound, so that only the write of the locked row
+// waits for it and every other write of the process goes on.
+const groupLockTimeout = "200ms"
+
+// Statements that bracket the row statements of a group commit's
+// transaction: the first bounds its waits for row locks (saving the
+// connection's own lock_timeout), the second restores that before the
+// chained rows (chain_append, and any one-statement chained insert), whose
+// wait for the chain head is unbounded as before.
+const (
+	boundLockWait   = `SELECT set_config('acpmux.lock_timeout', current_setting('lock_timeout'), true), set_config('lock_timeout', '` + groupLockTimeout + `', true)`
+	restoreLockWait = `SELECT set_config('lock_timeout', current_setting('acpmux.lock_timeout'), true)`
+)
 
 // grouped runs b, the pipelined statements of a write of decision id,
 // then the chain_append of its chained rows chain (which may be nil), in
@@ -44,8 +70,11 @@ type grouper struct {
 // and then every write's chained rows in one chain_append, last (the chain
 // head is taken once, after every row lock: chainappend.go). Two writes
 // of one decision never share a transaction.
-// When a shared transaction fails, each of its writes runs again alone, so
-// one failing write fails only itself.
+// The transaction waits at most groupLockTimeout for a decision row's
+// lock. When a shared transaction fails, or a transaction times out on a
+// row lock, each of its writes runs again alone (with no bound on the
+// wait, and without holding up the next transactions), so one failing
+// write fails only itself and one locked row delays only its own write.
 func (s *Store) grouped(ctx context.Context, id string, b *pgx.Batch, chain *chainRows) ([]pgconn.CommandTag, error) {
 	w := &groupWrite{id: id, b: b, chain: chain, done: make(chan struct{})}
 	g := &s.group
@@ -62,25 +91,26 @@ func (s *Store) grouped(ctx context.Context, id string, b *pgx.Batch, chain *cha
 }
 
 // runGroups commits queued writes, a group per transaction, until the
-// queue is empty.
+// queue holds none it may take (a write of a decision whose earlier write
+// runs alone waits for that).
 func (s *Store) runGroups(ctx context.Context) {
 	g := &s.group
 	for {
 		g.mu.Lock()
-		if len(g.queue) == 0 {
-			g.running = false
-			g.mu.Unlock()
-			return
-		}
 		var group, rest []*groupWrite
 		seen := map[string]bool{}
 		for _, w := range g.queue {
-			if seen[w.id] {
-				rest = append(rest, w) // the next transaction's
+			if seen[w.id] || g.alone[w.id] {
+				rest = append(rest, w) // a later transaction's
 				continue
 			}
 			seen[w.id] = true
 			group = append(group, w)
+		}
+		if len(group) == 0 {
+			g.running = false
+			g.mu.Unlock()
+			return
 		}
 		g.queue = rest
 		g.mu.Unlock()
@@ -88,46 +118,126 @@ func (s *Store) runGroups(ctx context.Context) {
 	}
 }
 
-// commitGroup runs group in one pipelined transaction.
+// commitGroup runs group in one pipelined transaction; when it fails, its
+// writes run again alone (rerunAlone), and are done when that ends.
 func (s *Store) commitGroup(ctx context.Context, group []*groupWrite) {
+	slices.SortStableFunc(group, func(a, b *groupWrite) int { return strings.Compare(a.id, b.id) })
+	type at struct{ w, i int } // a statement: which write, which of its statements
+	var order []at
+	all := &pgx.Batch{}
+	all.Queue(boundLockWait)
+	chain := &chainRows{}
+	for _, chained := range []bool{false, true} {
+		if chained {
+			all.Queue(restoreLockWait)
+		}
+		for wi, w := range group {
+			for qi, q := range w.b.QueuedQueries {
+				if isChained(q.SQL) == chained {
+					order = append(order, at{wi, qi})
+					all.Queue(q.SQL, q.Arguments...)
+				}
+			}
+			if chained && w.chain != nil {
+				chain.addAll(w.chain)
+			}
+		}
+	}
+	chain.queue(all)
+	tags, err := s.pipelinedTags(ctx, all)
+	if hook := s.group.committed; hook != nil {
+		err = hook(len(group), err)
+	}
+	if err != nil && !rolledBack(err) {
+		// The transaction may have committed (its COMMIT's result was
+		// lost with the connection): running its writes again could find
+		// a claim's own committed change and report a lost claim. The
+		// outcome is unknown, and each write reports the error.
+		for _, w := range group {
+			w.err = err
+			close(w.done)
+		}
+		return
+	}
+	if err != nil && (len(group) > 1 || isLockTimeout(err)) {
+		s.rerunAlone(ctx, group)
+		return
+	}
 	defer func() {
 		for _, w := range group {
 			close(w.done)
 		}
 	}()
-	if len(group) == 1 {
-		group[0].tags, group[0].err = s.runAlone(ctx, group[0])
-		return
-	}
-	slices.SortStableFunc(group, func(a, b *groupWrite) int { return strings.Compare(a.id, b.id) })
-	type at struct{ w, i int } // a statement: which write, which of its statements
-	var order []at
-	all := &pgx.Batch{}
-	chain := &chainRows{}
-	for wi, w := range group {
-		for qi, q := range w.b.QueuedQueries {
-			order = append(order, at{wi, qi})
-			all.Queue(q.SQL, q.Arguments...)
-		}
-		if w.chain != nil {
-			chain.addAll(w.chain)
-		}
-	}
-	chain.queue(all)
-	tags, err := s.pipelinedTags(ctx, all)
-	if err != nil {
-		for _, w := range group { // alone, so that only the failing one fails
-			w.tags, w.err = s.runAlone(ctx, w)
-		}
+	if err != nil { // one write, failing itself
+		group[0].err = err
 		return
 	}
 	for _, w := range group {
 		w.tags = make([]pgconn.CommandTag, len(w.b.QueuedQueries))
 	}
+	// The statements' tags, past the two that bracket the row statements.
 	for k, o := range order {
-		group[o.w].tags[o.i] = tags[k]
+		skip := 1
+		if isChained(group[o.w].b.QueuedQueries[o.i].SQL) {
+			skip = 2
+		}
+		group[o.w].tags[o.i] = tags[k+skip]
 	}
 }
+
+// rerunAlone runs each write of group, whose shared transaction failed,
+// again in a transaction of its own, all at once and apart from the
+// group commit's queue: with no bound on its wait for a row lock, as
+// before group commit. Later writes of their decisions wait in the queue
+// until theirs ends.
+func (s *Store) rerunAlone(ctx context.Context, group []*groupWrite) {
+	g := &s.group
+	g.mu.Lock()
+	if g.alone == nil {
+		g.alone = map[string]bool{}
+	}
+	for _, w := range group {
+		g.alone[w.id] = true
+	}
+	g.mu.Unlock()
+	for _, w := range group {
+		go func() {
+			w.tags, w.err = s.runAlone(ctx, w)
+			close(w.done)
+			g.mu.Lock()
+			delete(g.alone, w.id)
+			lead := !g.running && len(g.queue) > 0
+			if lead {
+				g.running = true
+			}
+			g.mu.Unlock()
+			if lead {
+				s.runGroups(ctx)
+			}
+		}()
+	}
+}
+
+// rolledBack reports whether err, a pipelined transaction's, means the
+// transaction did not commit: the server refused a statement (a
+// PostgreSQL error rolls back the implicit transaction), or nothing was
+// sent (pgconn.SafeToRetry). Any other error (a connection lost while the
+// transaction's result was on its way) leaves the outcome unknown.
+func rolledBack(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) || pgconn.SafeToRetry(err)
+}
+
+// isLockTimeout reports whether err is PostgreSQL's lock_not_available
+// (SQLSTATE 55P03), which a lock_timeout raises.
+func isLockTimeout(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "55P03"
+}
+
+// isChained reports whether sql is a chained insert (chainedQuery), which
+// takes the chain head.
+func isChained(sql string) bool { return strings.HasPrefix(sql, chainedPrefix) }
 
 // runAlone runs w in a transaction of its own: its statements, then the
 // chain_append of its chained rows, and returns its statements' tags.

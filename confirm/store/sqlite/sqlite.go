@@ -338,7 +338,7 @@ func (s *Store) Claim(ctx context.Context, id string, t store.Transition) (bool,
 		opt, text = t.Answer.OptionID, t.Answer.Text
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE decisions SET status = ?, answer_option = ?, answer_text = ?,
-		resolved_by = ?, reason = ?, closed_at = ?, resolved_person = ? WHERE id = ? AND status = 'open'`,
+		resolved_by = ?, reason = ?, closed_at = ?, resolved_person = ?, delivered_at = NULL WHERE id = ? AND status = 'open'`,
 		string(t.Status), opt, text, t.By, string(t.Reason), nanos(t.At), t.Person, id)
 	if err != nil {
 		return false, fmt.Errorf("store claim: %w", err)

@@ -33,8 +33,9 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ClaimRaceGoroutines", claimRaceGoroutines},
 		{"ClaimOfClosedWritesNothing", claimClosedWritesNothing},
 		{"BytesAndTimesKept", bytesAndTimesKept},
-		{"AppendManyInOneWrite", appendManyInOneWrite},       // appendmany.go
-		{"AppendClosingInOneWrite", appendClosingInOneWrite}, // appendclosing.go
+		{"AppendManyInOneWrite", appendManyInOneWrite},                          // appendmany.go
+		{"AppendClosingInOneWrite", appendClosingInOneWrite},                    // appendclosing.go
+		{"ClaimAfterAnEarlierDeliveryIsUndelivered", claimAfterEarlierDelivery}, // claimdelivered.go
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newStore(t)) })
