@@ -50,13 +50,15 @@ type grouper struct {
 const groupLockTimeout = "200ms"
 
 // Statements that bracket the row statements of a group commit's
-// transaction: the first bounds its waits for row locks (saving the
-// connection's own lock_timeout), the second restores that before the
-// chained rows (chain_append, and any one-statement chained insert), whose
-// wait for the chain head is unbounded as before.
+// transaction: the first bounds its waits for row locks, the second puts
+// back the session's own lock_timeout (its value from the server's, the
+// database's or the role's settings: acpmux never sets it for a session)
+// before the chained rows (chain_append, and any one-statement chained
+// insert), whose wait for the chain head is unbounded as before. Both are
+// utility statements, which the server runs without planning.
 const (
-	boundLockWait   = `SELECT set_config('acpmux.lock_timeout', current_setting('lock_timeout'), true), set_config('lock_timeout', '` + groupLockTimeout + `', true)`
-	restoreLockWait = `SELECT set_config('lock_timeout', current_setting('acpmux.lock_timeout'), true)`
+	boundLockWait   = `SET LOCAL lock_timeout = '` + groupLockTimeout + `'`
+	restoreLockWait = `SET LOCAL lock_timeout TO DEFAULT`
 )
 
 // grouped runs b, the pipelined statements of a write of decision id,
