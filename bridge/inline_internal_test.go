@@ -45,9 +45,7 @@ func runHosts(t *testing.T, agent *Agent, hosts ...*Host) (stop func()) {
 	b.primary = hosts[0]
 	b.hosts = hosts
 	b.addSessionLocked("s1", "/tmp", hosts[0])
-	for _, h := range hosts[1:] {
-		b.sessions["s1"].hosts = append(b.sessions["s1"].hosts, h)
-	}
+	b.sessions["s1"].hosts = append(b.sessions["s1"].hosts, hosts[1:]...)
 	b.mu.Unlock()
 	rdone := make(chan struct{})
 	wdone := make([]chan struct{}, len(hosts))

@@ -99,15 +99,11 @@ func buildChainedQuery(query string, n int) string {
 		UPDATE chain_head SET seq = chained.chain_seq, hash = chained.chain_hash FROM chained WHERE chain_head.id = 1`
 }
 
-// pipelined runs b's statements in one round trip and one implicit
-// transaction (the extended protocol's statements up to its Sync): a
-// failing statement rolls back every one before it and skips the rest.
-// So a chained insert last in b holds the chain head for no round trip.
-func (s *Store) pipelined(ctx context.Context, b *pgx.Batch) error {
-	return s.pool.SendBatch(ctx, b).Close()
-}
-
-// pipelinedTags is pipelined, returning each statement's command tag.
+// pipelinedTags runs b's statements in one round trip and one implicit
+// transaction (the extended protocol's statements up to its Sync) and
+// returns each statement's command tag: a failing statement rolls back
+// every one before it and skips the rest. So a chained insert last in b
+// holds the chain head for no round trip.
 func (s *Store) pipelinedTags(ctx context.Context, b *pgx.Batch) ([]pgconn.CommandTag, error) {
 	br := s.pool.SendBatch(ctx, b)
 	tags := make([]pgconn.CommandTag, 0, b.Len())
