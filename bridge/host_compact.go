@@ -22,10 +22,8 @@ func (hb *hostBatch) compact(join bool) {
 		return
 	}
 	hb.count()
-	size, pinned := 0, 0
-	for _, m := range hb.msgs {
-		size += len(m) + 1
-	}
+	size := hb.bytes + hb.n // every message and its "\n", joined or not
+	pinned := 0
 	for _, blk := range hb.blocks {
 		pinned += cap(blk.buf)
 	}
