@@ -50,7 +50,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if why != nil {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="acpmux"`)
 		if opensPage(r) {
-			refusePage(w, why.msg)
+			refusePage(w, why.code, why.msg)
 			return
 		}
 		refuse(w, http.StatusUnauthorized, why.code, why.msg)
@@ -138,7 +138,7 @@ func (g *guard) exchangeToken(w http.ResponseWriter, r *http.Request) {
 	}
 	if _, why := g.person(r.Context(), r.URL.Query().Get("token")); why != nil {
 		if opensPage(r) {
-			refusePage(w, why.msg)
+			refusePage(w, why.code, why.msg)
 			return
 		}
 		refuse(w, http.StatusUnauthorized, why.code, why.msg)
@@ -209,9 +209,9 @@ func opensPage(r *http.Request) bool {
 
 // refusePage answers a browser opening the page without a right token:
 // 401 with a static HTML page (no script, nothing of the request in it)
-// that says where the link with the token is; why is the refusal's
+// that says where the link with the token is, and the refusal's code and
 // message.
-func refusePage(w http.ResponseWriter, why string) {
+func refusePage(w http.ResponseWriter, code, msg string) {
 	h := w.Header()
 	h.Set("Connection", "close")
 	h.Set("Content-Type", "text/html; charset=utf-8")
@@ -219,10 +219,11 @@ func refusePage(w http.ResponseWriter, why string) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusUnauthorized)
-	fmt.Fprintf(w, tokenNeededPage, html.EscapeString(why))
+	fmt.Fprintf(w, tokenNeededPage, html.EscapeString(msg), html.EscapeString(code))
 }
 
-// tokenNeededPage is refusePage's body; its %s is the refusal's message.
+// tokenNeededPage is refusePage's body; its verbs are the refusal's
+// message and code.
 const tokenNeededPage = `<!doctype html>
 <meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>acpmux: open the link with the token</title>
@@ -232,5 +233,5 @@ stderr when it started: <code>acpmux: approvals page: http://HOST:PORT/?token=â€
 The token is also in the file of <code>--token-file</code> (by default
 <code>$XDG_STATE_HOME/acpmux/token</code>): open <code>http://HOST:PORT/?token=</code>
 followed by it.</p>
-<p>Refused: %s.</p>
+<p>Refused: %s (%s).</p>
 `

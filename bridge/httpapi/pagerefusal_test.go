@@ -48,7 +48,8 @@ func TestPageWithoutTokenTellsTheBrowserWhereTheLinkIs(t *testing.T) {
 		if csp := rec.Header().Get("Content-Security-Policy"); csp != "default-src 'none'" {
 			t.Errorf("%s: Content-Security-Policy %q", tt.name, csp)
 		}
-		if !strings.Contains(body, "acpmux: approvals page: http://HOST:PORT/?token=") || strings.Contains(body, "<script") {
+		if !strings.Contains(body, "acpmux: approvals page: http://HOST:PORT/?token=") || strings.Contains(body, "<script") ||
+			!strings.Contains(body, "(unauthorized)") {
 			t.Errorf("%s: body %q, want the page naming the link and no script", tt.name, body)
 		}
 	}
