@@ -374,7 +374,22 @@ func (b *Bridge) closeHosts() {
 	}
 	for _, h := range hosts {
 		<-h.wdone
-		h.disconnect(errBridgeClosed)
+		cause := errBridgeClosed
+		if b.isPrimary(h) && b.primaryClosedInput() {
+			cause = errHostClosed // it left first: its EOF is why it goes ("host left")
+		}
+		h.disconnect(cause)
+	}
+}
+
+// primaryClosedInput reports whether the primary host has closed its
+// input (the IDE's EOF: primaryEOF is closed).
+func (b *Bridge) primaryClosedInput() bool {
+	select {
+	case <-b.primaryEOF:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -70,7 +70,7 @@ func (b *Broker) answerStored(ctx context.Context, sessionID, decisionID, hostID
 		*rec.Answer == (store.Answer{OptionID: a.OptionID, Text: a.Text}) {
 		return v, true, nil
 	}
-	return v, false, fmt.Errorf("%w: decision is %s (%s)", ErrConflict, rec.Status, rec.Reason)
+	return v, false, closedConflict(rec.Status, rec.Reason, rec.ResolvedBy)
 }
 
 // answer runs the claim of a on d for hostID, after the checks of who may
@@ -132,7 +132,7 @@ func (b *Broker) begin(ctx context.Context, d *Decision, hostID string, a Answer
 			return nil, nil, nil
 		}
 		ev := d.addEvent(now, store.EventLateAnswer, hostID, describe(a))
-		return nil, &ev, fmt.Errorf("%w: decision is %s (%s)", ErrConflict, d.status, d.res.Reason)
+		return nil, &ev, closedConflict(d.status, d.res.Reason, d.res.By)
 	}
 	opt, err := d.check(a)
 	if err == nil {

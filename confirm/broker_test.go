@@ -214,8 +214,12 @@ func TestAnswerIsIdempotent(t *testing.T) {
 	if _, deduped, err := b.Answer(context.Background(), "s", d.ID(), "phone", a); err != nil || !deduped {
 		t.Fatalf("same again: deduped=%v err=%v", deduped, err)
 	}
-	if _, _, err := b.Answer(context.Background(), "s", d.ID(), "http", confirm.Answer{OptionID: "reject-once"}); !errors.Is(err, confirm.ErrConflict) {
+	_, _, err := b.Answer(context.Background(), "s", d.ID(), "http", confirm.Answer{OptionID: "reject-once"})
+	if !errors.Is(err, confirm.ErrConflict) {
 		t.Fatalf("different: err = %v, want ErrConflict", err)
+	}
+	if !strings.HasSuffix(err.Error(), ": decision was already answered by http") { // one sentence, saying who
+		t.Errorf("different: error %q, want it to say the decision was already answered by http", err)
 	}
 	jsonEq(t, await(t, ch).result, selected("allow-once"))
 	v, _ := b.Decision(context.Background(), "s", d.ID())

@@ -2,6 +2,9 @@ package confirm
 
 import (
 	"errors"
+	"fmt"
+
+	"github.com/acpmux/acpmux/confirm/store"
 )
 
 // Errors returned by the Broker; callers branch on them with errors.Is. The
@@ -34,3 +37,25 @@ var (
 	// errInvalidTimeout: a decision timeout below 0 or above MaxTimeout.
 	errInvalidTimeout = errors.New("invalid decision timeout")
 )
+
+// closedConflict returns ErrConflict for an answer to a decision already
+// closed with status and reason (resolved by by, a host id, when
+// answered), with one sentence for a person: "decision was already
+// answered by stdio", "decision timed out", "decision was cancelled
+// (agent_exited)".
+func closedConflict(status store.Status, reason store.Reason, by string) error {
+	var s string
+	switch {
+	case status == store.StatusAnswered && by != "":
+		s = "decision was already answered by " + by
+	case status == store.StatusAnswered:
+		s = "decision was already answered"
+	case status == store.StatusTimedOut:
+		s = "decision timed out before this answer"
+	case status == store.StatusCancelled:
+		s = fmt.Sprintf("decision was cancelled (%s)", reason)
+	default:
+		s = fmt.Sprintf("decision is %s (%s)", status, reason)
+	}
+	return fmt.Errorf("%w: %s", ErrConflict, s)
+}

@@ -138,12 +138,11 @@ func (b *Broker) routeSnapshot(s *Snapshot, producer string) {
 	it := b.itemOf(s, gs.mode)
 	g.Key = rememberKey(it)
 	remembered, by := gs.remember[g.Key], decidedBySessionPref+g.Key
-	if remembered == "" {
-		if r, ok := b.g.always[g.Key]; ok {
-			remembered, by = r.Decision, decidedByAlwaysPref+r.DecisionID
-		}
-	}
+	always, hasAlways := b.g.always[g.Key]
 	b.g.mu.Unlock()
+	if remembered == "" && hasAlways && b.alwaysStillStored(always) { // scope.go
+		remembered, by = always.Decision, decidedByAlwaysPref+always.DecisionID
+	}
 	v := pol.Evaluate(it)
 	g.Policy = v.Decision
 	g.Approval = v.Approval

@@ -171,7 +171,7 @@ func (b *Broker) AnswerQuestion(ctx context.Context, sessionID, decisionID, host
 		if v.Question.Answer != nil && sameAnswer(*v.Question.Answer, a) {
 			return v, true, nil
 		}
-		return v, false, fmt.Errorf("%w: decision is %s (%s)", ErrConflict, v.Status, v.Reason)
+		return v, false, closedConflict(v.Status, v.Reason, v.ResolvedBy)
 	}
 	if !d.snap.isQuestion() {
 		return d.View(), false, fmt.Errorf("%w: decision %s is not a question: answer it with optionId", ErrInvalidAnswer, decisionID)
@@ -250,7 +250,7 @@ func (b *Broker) beginQuestion(ctx context.Context, d *Decision, hostID string, 
 			return nil, nil, nil
 		}
 		ev := d.addEvent(now, store.EventLateAnswer, hostID, string(a.Action))
-		return nil, &ev, fmt.Errorf("%w: decision is %s (%s)", ErrConflict, d.status, d.res.Reason)
+		return nil, &ev, closedConflict(d.status, d.res.Reason, d.res.By)
 	}
 	if d.snap.q == nil || (d.snap.q.Params.Mode == question.ModeForm && d.snap.q.Schema == nil) {
 		ev := d.addEvent(now, store.EventInvalidAnswer, hostID, "question not supported")

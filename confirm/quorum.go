@@ -138,7 +138,7 @@ func (b *Broker) checkVote(d *Decision, hostID, person string, a Answer) error {
 	now := b.now().UTC()
 	var err error
 	if d.status.Closed() {
-		err = fmt.Errorf("%w: decision is %s (%s)", ErrConflict, d.status, d.res.Reason)
+		err = closedConflict(d.status, d.res.Reason, d.res.By)
 		ev := d.addPersonEvent(now, store.EventLateAnswer, hostID, person, describe(a))
 		d.mu.Unlock()
 		b.persist(d, ev)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/acpmux/acpmux/confirm/policy"
 	"github.com/acpmux/acpmux/confirm/store"
@@ -121,3 +122,35 @@ func (b *Broker) loadAlways() {
 		}
 	}
 }
+
+// alwaysStillStored reports whether r, a remembered ALWAYS verdict, still
+// applies: the store still holds it (acpmux always revoke deletes it, from
+// any process sharing the store; docs/policy.md "Revoking an ALWAYS
+// verdict"). A verdict the store no longer holds is forgotten. When the
+// store cannot say (an error, or no answer within alwaysCheckTimeout), an
+// allow does not apply (the request is asked) and a deny still does: a
+// store failure never approves.
+func (b *Broker) alwaysStillStored(r store.Rule) bool {
+	rv, ok := b.store.(store.RuleRevoker)
+	if !ok {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), alwaysCheckTimeout)
+	defer cancel()
+	has, err := rv.HasRule(ctx, r.Key, r.DecisionID)
+	if err != nil {
+		b.log.Warn("confirm: cannot check a stored ALWAYS verdict; an allow is asked again", "decision", r.DecisionID, "verdict", r.Decision, "err", err)
+		return r.Decision == policy.DecisionDeny
+	}
+	if !has {
+		b.g.mu.Lock()
+		if cur, ok := b.g.always[r.Key]; ok && cur.DecisionID == r.DecisionID {
+			delete(b.g.always, r.Key)
+		}
+		b.g.mu.Unlock()
+	}
+	return has
+}
+
+// alwaysCheckTimeout bounds alwaysStillStored's read of the store.
+const alwaysCheckTimeout = 5 * time.Second

@@ -483,7 +483,7 @@ func (b *Broker) answerRemote(ctx context.Context, rec store.Record, snap Snapsh
 	case got.Answer != nil && *got.Answer == (Answer{OptionID: a.OptionID, Text: a.Text}) && a.Scope == "":
 		return got, true, nil
 	}
-	return got, false, fmt.Errorf("%w: decision is %s (%s)", ErrConflict, got.Status, got.Reason)
+	return got, false, closedConflict(got.Status, got.Reason, got.ResolvedBy)
 }
 
 // awaitSettled returns the view of stored decision id once its owner

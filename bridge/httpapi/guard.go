@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"fmt"
+	"html"
 	"mime"
 	"net"
 	"net/http"
@@ -23,7 +25,9 @@ type guard struct {
 }
 
 // ServeHTTP runs the checks in order and passes the request on only if all
-// pass; every refusal is a JSON error body. All of them look at the request
+// pass; every refusal is a JSON error body, but for a browser opening the
+// page without a right token (opensPage) a short HTML page saying how to
+// open it (refusePage), still 401. All of them look at the request
 // line and headers only: a refused request's body is never read, and its
 // connection is closed after the response.
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -45,6 +49,10 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p, why := g.authenticate(r) // people.go
 	if why != nil {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="acpmux"`)
+		if opensPage(r) {
+			refusePage(w, why.code, why.msg)
+			return
+		}
 		refuse(w, http.StatusUnauthorized, why.code, why.msg)
 		return
 	}
@@ -129,6 +137,10 @@ func (g *guard) exchangeToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, why := g.person(r.Context(), r.URL.Query().Get("token")); why != nil {
+		if opensPage(r) {
+			refusePage(w, why.code, why.msg)
+			return
+		}
 		refuse(w, http.StatusUnauthorized, why.code, why.msg)
 		return
 	}
@@ -188,3 +200,38 @@ func allowedHosts(addr string, extra []string) map[string]bool {
 	}
 	return m
 }
+
+// opensPage reports whether r is a browser opening the approvals page: a
+// GET of "/" whose Accept names text/html.
+func opensPage(r *http.Request) bool {
+	return r.Method == http.MethodGet && r.URL.Path == "/" && strings.Contains(r.Header.Get("Accept"), "text/html")
+}
+
+// refusePage answers a browser opening the page without a right token:
+// 401 with a static HTML page (no script, nothing of the request in it)
+// that says where the link with the token is, and the refusal's code and
+// message.
+func refusePage(w http.ResponseWriter, code, msg string) {
+	h := w.Header()
+	h.Set("Connection", "close")
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", "default-src 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusUnauthorized)
+	fmt.Fprintf(w, tokenNeededPage, html.EscapeString(msg), html.EscapeString(code))
+}
+
+// tokenNeededPage is refusePage's body; its verbs are the refusal's
+// message and code.
+const tokenNeededPage = `<!doctype html>
+<meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>acpmux: open the link with the token</title>
+<h1>acpmux approvals</h1>
+<p>This page opens from its link with the token, which acpmux printed on its
+stderr when it started: <code>acpmux: approvals page: http://HOST:PORT/?token=…</code>.
+The token is also in the file of <code>--token-file</code> (by default
+<code>$XDG_STATE_HOME/acpmux/token</code>): open <code>http://HOST:PORT/?token=</code>
+followed by it.</p>
+<p>Refused: %s (%s).</p>
+`

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -67,7 +68,11 @@ func auditMain(args []string, s stdio) int {
 		state = p
 	}
 	if _, err := os.Stat(state); err != nil && state != sqlite.MemoryPath && !postgres.IsURL(state) {
-		fmt.Fprintln(s.err, "acpmux audit: no decision store:", err)
+		if errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(s.err, "acpmux audit: no decision store at %s: acpmux run creates it; pass --state with the file or postgres:// URL it used\n", state)
+		} else {
+			fmt.Fprintln(s.err, "acpmux audit: no decision store:", err)
+		}
 		return 1
 	}
 	st, err := openState(state) // state.go

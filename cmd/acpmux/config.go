@@ -128,6 +128,9 @@ type configValue struct {
 // flags of every configurable command (command.flags).
 func readConfig(path string) (*configFile, error) {
 	src, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no configuration file %s (docs/config.md says what goes in one)", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read configuration file: %w", err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -73,9 +74,8 @@ type decisionsFlags struct {
 }
 
 func (f *decisionsFlags) register(fs *flag.FlagSet) {
-	defTok, _ := httpapi.DefaultTokenPath()
 	fs.StringVar(&f.url, "url", os.Getenv("ACPMUX_URL"), "base URL of the API, e.g. http://127.0.0.1:7777, or the approvals page link with its ?token= (then that token is used) (env ACPMUX_URL)")
-	fs.StringVar(&f.tokenFile, "token-file", envOr("ACPMUX_TOKEN_FILE", defTok), "file holding the bearer token (env ACPMUX_TOKEN_FILE)")
+	fs.StringVar(&f.tokenFile, "token-file", os.Getenv("ACPMUX_TOKEN_FILE"), "file holding the bearer token (env ACPMUX_TOKEN_FILE; default $XDG_STATE_HOME/acpmux/token)")
 	fs.StringVar(&f.session, "session", "", "ACP session id")
 	fs.StringVar(&f.bridge, "bridge", "", "the bridge id of --session when several bridges sharing the store use that session id (the API answers 409 with the candidates)")
 	fs.StringVar(&f.status, "status", "", "list: only decisions with this status")
@@ -115,6 +115,9 @@ func decisionsMain(args []string, s stdio) int {
 	c, err := newAPIClient(f)
 	if err != nil {
 		fmt.Fprintln(s.err, "acpmux decisions:", err)
+		if errors.As(err, new(usageError)) {
+			return 2
+		}
 		return 1
 	}
 	switch pos[0] {
@@ -137,7 +140,7 @@ func decisionsMain(args []string, s stdio) int {
 const decisionsExamples = `
 Examples:
   acpmux decisions list --url http://127.0.0.1:7777 --status open
-  acpmux decisions show 0b6f...  --session sess_1
+  acpmux decisions show 0b6f...  --session sess_1 --url http://127.0.0.1:7777
   acpmux decisions answer 0b6f... --session sess_1 --option allow
   acpmux decisions watch --url http://127.0.0.1:7777 --after 0
 `
@@ -220,7 +223,7 @@ type apiClient struct {
 func newAPIClient(f decisionsFlags) (*apiClient, error) {
 	u, err := url.Parse(f.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("--url %q: want http://HOST:PORT", f.url)
+		return nil, usageError{fmt.Errorf("--url %q: want http://HOST:PORT or the approvals page link", f.url)}
 	}
 	// The approvals page link (http://HOST:PORT/?token=…) works too: its
 	// token is used, and only the scheme and host are kept.
@@ -228,13 +231,20 @@ func newAPIClient(f decisionsFlags) (*apiClient, error) {
 		return &apiClient{base: &url.URL{Scheme: u.Scheme, Host: u.Host}, token: tok, http: &http.Client{Timeout: f.timeout}}, nil
 	}
 	u.RawQuery, u.Fragment, u.Path = "", "", strings.TrimRight(u.Path, "/")
-	b, err := os.ReadFile(f.tokenFile)
+	tokenFile := f.tokenFile
+	if tokenFile == "" {
+		tokenFile, _ = httpapi.DefaultTokenPath()
+	}
+	b, err := os.ReadFile(tokenFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no token file %s: pass the --token-file that acpmux run --listen wrote, or --url with the approvals page link (its ?token=)", tokenFile)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read token: %w", err)
 	}
 	tok := strings.TrimSpace(string(b))
 	if tok == "" {
-		return nil, fmt.Errorf("token file %s is empty", f.tokenFile)
+		return nil, fmt.Errorf("token file %s is empty", tokenFile)
 	}
 	return &apiClient{base: u, token: tok, http: &http.Client{Timeout: f.timeout}}, nil
 }

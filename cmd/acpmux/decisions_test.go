@@ -184,7 +184,7 @@ func TestDecisionsCLIErrors(t *testing.T) {
 		{"no url", []string{"list", "--url", ""}, 2, "--url is required"},
 		{"bad flag", []string{"list", "--bogus"}, 2, "flag provided but not defined"},
 		{"bad status", []string{"list", "--status", "done", "--url", base}, 2, "--status"},
-		{"missing token file", []string{"list", "--url", base, "--token-file", "/nonexistent/token"}, 1, "read token"},
+		{"missing token file", []string{"list", "--url", base, "--token-file", "/nonexistent/token"}, 1, "no token file /nonexistent/token: pass the --token-file"},
 		{"wrong token", []string{"list", "--url", base, "--token-file", wrong}, 1, "(unauthorized, HTTP 401)"},
 		{"unknown decision", []string{"show", "nosuch", "--session", "sess_1", "--url", base, "--token-file", tf}, 1, "acpmux decisions: no decision nosuch in session sess_1\n"},
 		{"unreachable", []string{"list", "--url", "http://127.0.0.1:1", "--token-file", tf}, 1,

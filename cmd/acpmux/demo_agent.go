@@ -8,6 +8,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -138,6 +139,11 @@ func (a *demoAgent) turn(ctx context.Context, conn *jsonrpc2.Conn, sid string) s
 				Outcome  string `json:"outcome"`
 				OptionID string `json:"optionId"`
 			} `json:"outcome"`
+			Meta struct {
+				Acpmux struct {
+					Message string `json:"message"` // why acpmux's gate decided (plan mode, a policy rule)
+				} `json:"acpmux"`
+			} `json:"_meta"`
 		}
 		err := conn.Call(ctx, "session/request_permission", map[string]any{
 			"sessionId": sid,
@@ -154,7 +160,9 @@ func (a *demoAgent) turn(ctx context.Context, conn *jsonrpc2.Conn, sid string) s
 		case resp.Outcome.Outcome == "cancelled":
 			return "cancelled"
 		case resp.Outcome.OptionID == "allow" || resp.Outcome.OptionID == "allow-always":
-			status, text = "completed", "Done: "+st.title+".\n"
+			status, text = "completed", "Done: "+strings.TrimSuffix(st.title, ".")+".\n"
+		case resp.Outcome.OptionID == "reject" && resp.Meta.Acpmux.Message != "":
+			text = "Skipped: " + st.title + " (rejected: " + strings.TrimSuffix(resp.Meta.Acpmux.Message, ".") + ").\n"
 		case resp.Outcome.OptionID == "reject":
 			text = "Skipped: " + st.title + " (rejected).\n"
 		default:

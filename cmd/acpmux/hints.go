@@ -79,3 +79,12 @@ func refusedToken(url, tokenFile string, status int) string {
 	}
 	return fmt.Sprintf("%s refused the token in %s (HTTP %d); use the token file acpmux run --listen wrote (its --token-file, default $XDG_STATE_HOME/acpmux/token) or a person's token from acpmux token add (docs/tokens.md)", url, from, status)
 }
+
+// listenError is the error of --listen addr failing with err; an address
+// in use says how to pick another.
+func listenError(addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("--listen %s: the address is in use (another acpmux, or another program, listens there): pick another port, or 127.0.0.1:0 for a free one (acpmux logs the port it got)", addr)
+	}
+	return fmt.Errorf("--listen: %w", err)
+}

@@ -116,7 +116,7 @@ func runInbox(ctx context.Context, f *inboxFlags, stderr io.Writer, log *slog.Lo
 	}
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
-		return fmt.Errorf("--listen: %w", err)
+		return listenError(f.listen, err) // hints.go
 	}
 	if remote, _ := httpapi.CheckListenAddr(f.listen, f.allowRemote); remote {
 		log.Warn("the inbox listens on a non-loopback address; anyone who can reach it and has the token can answer every bridge's permission requests", "addr", ln.Addr().String())

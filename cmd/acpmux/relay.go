@@ -266,7 +266,7 @@ func (r *relay) listen(f *relayFlags, broker *confirm.Broker) error {
 	}
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
-		return fmt.Errorf("--listen: %w", err)
+		return listenError(f.listen, err) // hints.go
 	}
 	if remote {
 		r.log.Warn("the decisions API listens on a non-loopback address; anyone who can reach it and has the token can answer permission requests", "addr", ln.Addr().String())

@@ -41,7 +41,9 @@ func (r *relay) runShared(ctx context.Context) <-chan struct{} {
 	r.log.Info("bridge registered in the shared store", "bridge", r.shared.ID, "name", r.shared.Name, "state", r.store.Path())
 	go func() {
 		defer close(done)
-		if err := r.broker.RunShared(ctx, confirm.SharedOptions{Bridge: r.shared}); err != nil {
+		// An error after ctx ended is the shutdown itself (a run that ends
+		// while it still registers), not a failure worth an ERROR line.
+		if err := r.broker.RunShared(ctx, confirm.SharedOptions{Bridge: r.shared}); err != nil && ctx.Err() == nil {
 			r.log.Error("shared store: this bridge's decisions cannot be answered by other bridges", "err", err)
 		}
 	}()

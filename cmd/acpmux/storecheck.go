@@ -38,7 +38,9 @@ func existingStore(state string) (string, error) {
 	if postgres.IsURL(state) {
 		ok, err = postgres.IsStore(ctx, state)
 	} else {
-		if _, err := os.Stat(state); err != nil {
+		if _, err := os.Stat(state); errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("no decision store at %s: acpmux run creates it; pass --state with the file or postgres:// URL it used", state)
+		} else if err != nil {
 			return "", fmt.Errorf("no decision store: %w", err)
 		}
 		ok, err = sqlite.IsStore(ctx, state)

@@ -50,7 +50,7 @@ func validPersonName(name string) error {
 		}
 	}
 	if name == httpapi.LegacyPerson {
-		return fmt.Errorf("name %q is the --token-file token's", name)
+		return fmt.Errorf("name %q is reserved (the journal names the --token-file token so): choose another", name)
 	}
 	return nil
 }
@@ -65,7 +65,7 @@ func tokenMain(args []string, s stdio) int {
 	fs.BoolVar(&asJSON, "json", false, "list: print a JSON array")
 	help := func(w io.Writer) { fmt.Fprint(w, tokenUsage); writeFlags(w, fs) }
 	if len(args) == 0 {
-		fmt.Fprint(s.err, tokenUsage)
+		fmt.Fprint(s.err, "acpmux token: missing subcommand (add, list or revoke)\nRun 'acpmux token --help' for usage.\n")
 		return 2
 	}
 	verb, rest := args[0], args[1:]
@@ -181,7 +181,7 @@ func tokenAdd(ctx context.Context, people store.People, t store.Token, s stdio) 
 		return err
 	}
 	fmt.Fprintln(s.out, tok)
-	fmt.Fprintf(s.err, "acpmux token: added %s (%s); the token above is shown only once\n", t.Name, t.Role)
+	fmt.Fprintf(s.err, "acpmux token: added %s (%s); the token, printed on stdout, is shown only once: keep it now\n", t.Name, t.Role)
 	return nil
 }
 

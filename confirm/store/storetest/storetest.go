@@ -29,6 +29,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ListNewestOldestFirst", list},
 		{"PlanItemsImmutableAndFiltered", planItems},
 		{"RulesReplaceByKey", rules},
+		{"RulesRevoke", rulesRevoke}, // rulesrevoke.go
 		{"ModeEvents", modeEvents},
 		{"ClaimRaceGoroutines", claimRaceGoroutines},
 		{"ClaimOfClosedWritesNothing", claimClosedWritesNothing},

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Errors of the command line are one sentence that says what to do, and
+// a malformed flag value exits 2 (docs/run.md, "Exit status").
+func TestCLIErrorsSayWhatToDo(t *testing.T) {
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	busy := ln.Addr().String()
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"decisions", "list", "--url", "127.0.0.1:7820"}, 2, "want http://HOST:PORT"},
+		{[]string{"decisions", "list", "--url", "http://127.0.0.1:1", "--token-file", filepath.Join(dir, "none")}, 1,
+			"no token file " + filepath.Join(dir, "none") + ": pass the --token-file that acpmux run --listen wrote"},
+		{[]string{"token"}, 2, "acpmux token: missing subcommand (add, list or revoke)\nRun 'acpmux token --help' for usage.\n"},
+		{[]string{"audit", "--state", filepath.Join(dir, "none.db")}, 1, "no decision store at " + filepath.Join(dir, "none.db") + ": acpmux run creates it"},
+		{[]string{"config", "--config", filepath.Join(dir, "none.toml"), "run"}, 2, "no configuration file " + filepath.Join(dir, "none.toml")},
+		{[]string{"inbox", "--listen", busy, "--state", filepath.Join(dir, "s.db"), "--token-file", filepath.Join(dir, "tok")}, 1,
+			"the address is in use (another acpmux, or another program, listens there): pick another port, or 127.0.0.1:0 for a free one"},
+		{[]string{"token", "add", "token-file", "--role", "approver", "--state", filepath.Join(dir, "s.db")}, 2, `name "token-file" is reserved`},
+	} {
+		code, _, errs := runCLI(tt.args...)
+		if code != tt.code || !strings.Contains(errs, tt.want) {
+			t.Errorf("acpmux %s: status %d, stderr %q; want %d and %q", strings.Join(tt.args, " "), code, errs, tt.code, tt.want)
+		}
+		if strings.Count(strings.TrimSpace(errs), "\n") > 1 {
+			t.Errorf("acpmux %s: more than two lines on stderr:\n%s", strings.Join(tt.args, " "), errs)
+		}
+	}
+}
