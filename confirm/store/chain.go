@@ -242,6 +242,9 @@ func VerifyChain(head ChainHead, rows []ChainRow) (n int64, err error) {
 		byLane[r.Lane] = append(byLane[r.Lane], r)
 	}
 	heads := map[int64]LaneHead{0: {Seq: head.Seq, Hash: head.Hash}}
+	if n, err = verifyLane(0, "", heads[0], byLane[0], covered); err != nil { // the main chain first: it holds the registrations
+		return n, err
+	}
 	for _, h := range head.Lanes {
 		if _, dup := heads[h.Lane]; dup || h.Lane <= 0 {
 			return 0, &ChainError{Lane: h.Lane, Problem: "a second head for this lane"}
@@ -257,7 +260,7 @@ func VerifyChain(head ChainHead, rows []ChainRow) (n int64, err error) {
 			return 0, &ChainError{Lane: lane, Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: "a row of a lane that no lane registration in the main chain names (no lane registration: a row moved to another lane, or a forged lane)"}
 		}
 	}
-	ids := []int64{0}
+	var ids []int64
 	for lane, reg := range lanes {
 		if _, ok := heads[lane]; !ok {
 			return 0, &ChainError{Lane: lane, Problem: fmt.Sprintf("lane removed: registered at main chain position %d, its head is gone", reg.Seq)}
@@ -265,12 +268,8 @@ func VerifyChain(head ChainHead, rows []ChainRow) (n int64, err error) {
 		ids = append(ids, lane)
 	}
 	slices.Sort(ids)
-	for _, lane := range ids {
-		first := "" // the main chain starts from nothing; a lane from its registration
-		if lane != 0 {
-			first = lanes[lane].Hash
-		}
-		m, err := verifyLane(lane, first, heads[lane], byLane[lane], covered)
+	for _, lane := range ids { // each lane starts from its registration's hash
+		m, err := verifyLane(lane, lanes[lane].Hash, heads[lane], byLane[lane], covered)
 		n += m
 		if err != nil {
 			return n, err
