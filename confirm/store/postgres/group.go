@@ -72,8 +72,9 @@ const boundLockWait = `SET LOCAL lock_timeout = '` + groupLockTimeout + `'`
 // lane's head is taken once, after every row lock: chainappend.go). Two writes
 // of one decision never share a transaction.
 // The transaction waits at most groupLockTimeout for a lock (a decision
-// row's, or the lane head a lone rerun holds). When a shared transaction fails, or a transaction times out on a
-// row lock, each of its writes runs again alone (with no bound on the
+// row's, or the lane head a lone rerun holds). When a shared transaction
+// fails, or a transaction times out on a lock, each of its writes runs
+// again alone (with no bound on the
 // wait, and without holding up the next transactions), so one failing
 // write fails only itself and one locked row delays only its own write.
 func (s *Store) grouped(ctx context.Context, id string, b *pgx.Batch, chain *chainRows) ([]pgconn.CommandTag, error) {
@@ -253,7 +254,7 @@ func isLockTimeout(err error) bool {
 func isChained(sql string) bool { return strings.HasPrefix(sql, chainedPrefix) }
 
 // runAlone runs w in a transaction of its own: its statements, then the
-// chain_append of its chained rows, and returns its statements' tags.
+// chain_append_lane of its chained rows, and returns its statements' tags.
 func (s *Store) runAlone(ctx context.Context, w *groupWrite) ([]pgconn.CommandTag, error) {
 	lane, err := s.groupLane(ctx, []*groupWrite{w})
 	if err != nil {
