@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 )
@@ -242,23 +243,24 @@ func VerifyChain(head ChainHead, rows []ChainRow) (n int64, err error) {
 		byLane[r.Lane] = append(byLane[r.Lane], r)
 	}
 	heads := map[int64]LaneHead{0: {Seq: head.Seq, Hash: head.Hash}}
-	if n, err = verifyLane(0, "", heads[0], byLane[0], covered); err != nil { // the main chain first: it holds the registrations
-		return n, err
-	}
 	for _, h := range head.Lanes {
 		if _, dup := heads[h.Lane]; dup || h.Lane <= 0 {
 			return 0, &ChainError{Lane: h.Lane, Problem: "a second head for this lane"}
 		}
 		if _, ok := lanes[h.Lane]; !ok {
-			return 0, &ChainError{Lane: h.Lane, Problem: "a lane head that no lane registration in the main chain names (no lane registration: a forged lane)"}
+			return 0, &ChainError{Lane: h.Lane, Problem: "no lane registration in the main chain names this lane's head (a forged lane)"}
 		}
 		heads[h.Lane] = h
 	}
-	for lane := range byLane {
+	for _, lane := range slices.Sorted(maps.Keys(byLane)) {
 		if _, ok := heads[lane]; !ok && lanes[lane].Prune == nil {
 			r := byLane[lane][0]
-			return 0, &ChainError{Lane: lane, Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: "a row of a lane that no lane registration in the main chain names (no lane registration: a row moved to another lane, or a forged lane)"}
+			return 0, &ChainError{Lane: lane, Seq: r.Seq, Table: r.Table, Key: r.Key,
+				Problem: "no lane registration in the main chain names this row's lane (a row moved to another lane, or a forged lane)"}
 		}
+	}
+	if n, err = verifyLane(0, "", heads[0], byLane[0], covered); err != nil { // the main chain first: it holds the registrations
+		return n, err
 	}
 	var ids []int64
 	for lane, reg := range lanes {
