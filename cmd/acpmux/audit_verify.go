@@ -13,10 +13,13 @@ import (
 const auditVerifyUsage = `Usage: acpmux audit verify [--state PATH|URL]
 
 Walks the hash chain over the decision journal, the audit rows, mode
-changes and quorum votes (docs/security.md, "Tamper-evident audit") and
-reports the first row that was changed, inserted or removed. On success it
-prints the number of rows checked and the head hash: keep that hash
-somewhere else to detect a rewrite of the whole chain. A store that holds
+changes and quorum votes (docs/security.md, "Tamper-evident audit"), the
+main chain and every lane (on PostgreSQL, each acpmux process chains its
+journal and audit rows on a lane of its own), and reports the first row
+that was changed, inserted or removed, or a lane that was removed. On
+success it prints the number of rows checked, the number of lanes and one
+head hash for all of them: keep that hash somewhere else to detect a
+rewrite of the whole chain. A store that holds
 no chain (not an acpmux store, or a SQLite file in WAL mode copied without
 its -wal file) is refused; the store is never created.
 
@@ -77,7 +80,7 @@ func auditVerifyMain(args []string, s stdio) int {
 	for _, c := range head.Legacy {
 		legacy += c
 	}
-	fmt.Fprintf(s.out, "ok: %d rows chained, head %s", n, head.Hash)
+	fmt.Fprintf(s.out, "ok: %d rows chained (the main chain and %d lanes), head %s", n, len(head.Lanes), store.ChainHeadHash(head))
 	if legacy > 0 {
 		fmt.Fprintf(s.out, " (%d older rows from before the chain started carry no hash)", legacy)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 )
@@ -66,7 +67,11 @@ func ChainHash(prev string, content []byte) string {
 
 // ChainRow is one chained row as read back from the store, for
 // [VerifyChain]. Seq is 0 for a row without chain columns (written before
-// the chain started, or inserted around it). A Pruned row is the
+// the chain started, or inserted around it). Lane is the chain the row is
+// in: 0 for the main chain, or a lane (docs/security.md, "Tamper-evident
+// audit"): one store instance's own chain of its journal and audit rows,
+// registered in the main chain by a prune event of kind [PruneKindLane]
+// whose id is the lane's. A Pruned row is the
 // placeholder that retention left for a row it deleted (docs/decisions.md,
 // "Retention"): its position, previous hash and hash, but no content, so
 // the chain stays unbroken across it, as long as a chained prune event
@@ -74,6 +79,7 @@ func ChainHash(prev string, content []byte) string {
 type ChainRow struct {
 	Table   string
 	Key     string // the row's key, for reports ("decision=ID seq=3")
+	Lane    int64
 	Seq     int64
 	Prev    string
 	Hash    string
@@ -87,15 +93,44 @@ type ChainRow struct {
 	DecisionExists bool
 }
 
-// ChainHead is the chain's head row: the newest Seq and Hash, and how many
+// ChainHead is the main chain's head row: the newest Seq and Hash, and how many
 // rows of each table the chain found when it started (Legacy, by table
 // name, as the head row records it): those carry no hash. [VerifyChain]
 // does not trust Legacy (the head row is not chained); it counts against
-// the chained anchor and prune events instead.
+// the chained anchor and prune events instead. Lanes are the head rows
+// of the lanes (every lane but 0), in no particular order.
 type ChainHead struct {
 	Seq    int64
 	Hash   string
 	Legacy map[string]int64
+	Lanes  []LaneHead
+}
+
+// LaneHead is the head row of one lane: its newest position (0 before its
+// first row) and hash (its registration row's hash before its first row).
+type LaneHead struct {
+	Lane int64
+	Seq  int64
+	Hash string
+}
+
+// ChainHeadHash returns the one hash that stands for every head of h, for
+// a user to keep and compare later: h.Hash when the store has no lanes
+// (the main chain's head, as before lanes), else the lowercase hex SHA-256
+// of one line per chain, "LANE SEQ HASH\n" in decimal, the main chain
+// (lane 0) first and then the lanes by number.
+func ChainHeadHash(h ChainHead) string {
+	if len(h.Lanes) == 0 {
+		return h.Hash
+	}
+	lanes := slices.Clone(h.Lanes)
+	slices.SortFunc(lanes, func(a, b LaneHead) int { return cmp.Compare(a.Lane, b.Lane) })
+	d := sha256.New()
+	fmt.Fprintf(d, "0 %d %s\n", h.Seq, h.Hash)
+	for _, l := range lanes {
+		fmt.Fprintf(d, "%d %d %s\n", l.Lane, l.Seq, l.Hash)
+	}
+	return hex.EncodeToString(d.Sum(nil))
 }
 
 // Chain is implemented by stores whose journal and audit rows are
@@ -106,10 +141,11 @@ type Chain interface {
 	ChainState(ctx context.Context) (ChainHead, []ChainRow, error)
 }
 
-// ChainError is the first break [VerifyChain] found: Seq is the chain
-// position (0 for a row that has none), Table and Key name the row when
-// there is one, Problem says what is wrong.
+// ChainError is the first break [VerifyChain] found: Lane is the chain
+// (0 the main chain), Seq the position in it (0 for a row that has none),
+// Table and Key name the row when there is one, Problem says what is wrong.
 type ChainError struct {
+	Lane    int64
 	Seq     int64
 	Table   string
 	Key     string
@@ -117,30 +153,42 @@ type ChainError struct {
 }
 
 func (e *ChainError) Error() string {
-	if e.Table == "" {
-		return fmt.Sprintf("chain position %d: %s", e.Seq, e.Problem)
+	where := fmt.Sprintf("chain position %d", e.Seq)
+	if e.Lane != 0 {
+		where = fmt.Sprintf("lane %d position %d", e.Lane, e.Seq)
 	}
-	return fmt.Sprintf("chain position %d (%s %s): %s", e.Seq, e.Table, e.Key, e.Problem)
+	if e.Table == "" {
+		return fmt.Sprintf("%s: %s", where, e.Problem)
+	}
+	return fmt.Sprintf("%s (%s %s): %s", where, e.Table, e.Key, e.Problem)
 }
 
-// VerifyChain walks rows in chain order and returns nil when they form an
-// unbroken chain ending at head, or the first break as a *ChainError: a
+// VerifyChain walks the main chain and every lane in chain order and
+// returns nil when each forms an unbroken chain ending at its head, or the
+// first break as a *ChainError: a
 // row whose content no longer gives its hash (changed), a position missing
 // (removed), two rows at one position or a row past the head (inserted), a
 // row whose previous hash is not its predecessor's hash, a count of rows
 // without a hash that differs from the chained anchor's count less what
 // chained prunes deleted (inserted or removed around the chain), or a head
-// that does not match the last row (rows removed at the end). A pruned
+// that does not match the last row (rows removed at the end). A lane must
+// be registered by a prune event of kind [PruneKindLane] in the main
+// chain, whose id is the lane's and whose hash its first row chains to,
+// and every registered lane must have its head: a lane removed whole
+// (its head and rows), rows or a head of a lane nobody registered, and a
+// prune event outside the main chain are breaks too. A pruned
 // placeholder stands for its row, its content not checked, only when a
-// chained prune event after it covers it: the event's count and
+// chained prune event covers it: the event's count and
 // [PlaceholdersDigest] match exactly the placeholders carrying its id, the
-// placeholder stands for a journal row (decision_events) and its decision
-// is no longer in the store. It reports n, the number of chained rows
-// checked, placeholders included.
+// placeholder stands for a journal row (decision_events), its decision
+// is no longer in the store, and, in the main chain, the event comes
+// after it. It reports n, the number of chained rows
+// checked in every chain, placeholders included.
 func VerifyChain(head ChainHead, rows []ChainRow) (n int64, err error) {
 	var chained []ChainRow
 	legacy := map[string]int64{}
 	events := map[int64]pruneRow{}
+	lanes := map[int64]pruneRow{} // registrations, by lane
 	var anchors int
 	var anchor *PruneEvent
 	for _, r := range rows {
@@ -148,15 +196,21 @@ func VerifyChain(head ChainHead, rows []ChainRow) (n int64, err error) {
 			legacy[r.Table]++
 			continue
 		}
+		if r.Table == ChainPruneEvents && r.Lane != 0 {
+			return 0, &ChainError{Lane: r.Lane, Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: "a prune event outside the main chain"}
+		}
 		if r.Table == ChainPruneEvents && !r.Pruned {
 			e, err := ParsePruneEvent(r.Content)
 			if err != nil {
 				return 0, &ChainError{Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: err.Error()}
 			}
-			events[e.ID] = pruneRow{r.Seq, e}
-			if e.Kind == PruneKindAnchor {
+			events[e.ID] = pruneRow{r.Seq, r.Hash, e}
+			switch e.Kind {
+			case PruneKindAnchor:
 				anchors++
 				anchor = e
+			case PruneKindLane:
+				lanes[e.ID] = pruneRow{r.Seq, r.Hash, e}
 			}
 		}
 		chained = append(chained, r)
@@ -184,45 +238,93 @@ func VerifyChain(head ChainHead, rows []ChainRow) (n int64, err error) {
 		}
 	}
 	covered := coveredPlaceholders(chained, events)
+	byLane := map[int64][]ChainRow{}
+	for _, r := range chained {
+		byLane[r.Lane] = append(byLane[r.Lane], r)
+	}
+	heads := map[int64]LaneHead{0: {Seq: head.Seq, Hash: head.Hash}}
+	for _, h := range head.Lanes {
+		if _, dup := heads[h.Lane]; dup || h.Lane <= 0 {
+			return 0, &ChainError{Lane: h.Lane, Problem: "a second head for this lane"}
+		}
+		if _, ok := lanes[h.Lane]; !ok {
+			return 0, &ChainError{Lane: h.Lane, Problem: "no lane registration in the main chain names this lane's head (a forged lane)"}
+		}
+		heads[h.Lane] = h
+	}
+	for _, lane := range slices.Sorted(maps.Keys(byLane)) {
+		if _, ok := heads[lane]; !ok && lanes[lane].Prune == nil {
+			r := byLane[lane][0]
+			return 0, &ChainError{Lane: lane, Seq: r.Seq, Table: r.Table, Key: r.Key,
+				Problem: "no lane registration in the main chain names this row's lane (a row moved to another lane, or a forged lane)"}
+		}
+	}
+	if n, err = verifyLane(0, "", heads[0], byLane[0], covered); err != nil { // the main chain first: it holds the registrations
+		return n, err
+	}
+	var ids []int64
+	for lane, reg := range lanes {
+		if _, ok := heads[lane]; !ok {
+			return 0, &ChainError{Lane: lane, Problem: fmt.Sprintf("lane removed: registered at main chain position %d, its head is gone", reg.Seq)}
+		}
+		ids = append(ids, lane)
+	}
+	slices.Sort(ids)
+	for _, lane := range ids { // each lane starts from its registration's hash
+		m, err := verifyLane(lane, lanes[lane].Hash, heads[lane], byLane[lane], covered)
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// verifyLane walks the rows of one chain, lane, whose first row's
+// previous hash is first, against its head, for [VerifyChain].
+func verifyLane(lane int64, first string, head LaneHead, chained []ChainRow, covered map[laneSeq]string) (n int64, err error) {
 	slices.SortStableFunc(chained, func(a, b ChainRow) int { return cmp.Compare(a.Seq, b.Seq) })
-	prev, next := "", int64(1)
+	prev, next := first, int64(1)
 	for i, r := range chained {
 		if i+1 < len(chained) && chained[i+1].Seq == r.Seq {
 			if r.Prev == prev && (r.Pruned || ChainHash(r.Prev, r.Content) == r.Hash) {
 				r = chained[i+1] // name the row that does not fit
 			}
-			return n, &ChainError{Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: "row inserted: a second row at this position"}
+			return n, &ChainError{Lane: lane, Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: "row inserted: a second row at this position"}
 		}
 		switch {
 		case r.Seq < next:
-			return n, &ChainError{Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: "row inserted: a second row at this position"}
+			return n, &ChainError{Lane: lane, Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: "row inserted: a second row at this position"}
 		case r.Seq > head.Seq:
-			return n, &ChainError{Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: fmt.Sprintf("row inserted: past the head (%d)", head.Seq)}
+			return n, &ChainError{Lane: lane, Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: fmt.Sprintf("row inserted: past the head (%d)", head.Seq)}
 		case r.Seq > next:
-			return n, &ChainError{Seq: next, Problem: "row removed"}
+			return n, &ChainError{Lane: lane, Seq: next, Problem: "row removed"}
 		case r.Prev != prev:
-			return n, &ChainError{Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: "previous hash does not match the row before it (a row was inserted or removed before this one)"}
+			return n, &ChainError{Lane: lane, Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: "previous hash does not match the row before it (a row was inserted or removed before this one)"}
 		case !r.Pruned && ChainHash(r.Prev, r.Content) != r.Hash:
-			return n, &ChainError{Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: "row changed: its content does not give its hash"}
-		case r.Pruned && covered[r.Seq] != "":
-			return n, &ChainError{Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: "row removed: a pruned placeholder " + covered[r.Seq]}
+			return n, &ChainError{Lane: lane, Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: "row changed: its content does not give its hash"}
+		case r.Pruned && covered[laneSeq{lane, r.Seq}] != "":
+			return n, &ChainError{Lane: lane, Seq: r.Seq, Table: r.Table, Key: r.Key, Problem: "row removed: a pruned placeholder " + covered[laneSeq{lane, r.Seq}]}
 		}
 		prev, next, n = r.Hash, next+1, n+1
 	}
 	if next-1 != head.Seq {
-		return n, &ChainError{Seq: next, Problem: fmt.Sprintf("row removed: the head is at %d, the last row at %d", head.Seq, next-1)}
+		return n, &ChainError{Lane: lane, Seq: next, Problem: fmt.Sprintf("row removed: the head is at %d, the last row at %d", head.Seq, next-1)}
 	}
 	if prev != head.Hash {
-		return n, &ChainError{Seq: head.Seq, Problem: "the head's hash does not match the last row"}
+		return n, &ChainError{Lane: lane, Seq: head.Seq, Problem: "the head's hash does not match the last row"}
 	}
 	return n, nil
 }
 
-// coveredPlaceholders returns, by position, why each placeholder in rows
+// laneSeq is a position in one chain.
+type laneSeq struct{ lane, seq int64 }
+
+// coveredPlaceholders returns, by lane and position, why each placeholder in rows
 // is not vouched for by the prune event it names in events; a placeholder
 // that is covered is not in the map.
-func coveredPlaceholders(rows []ChainRow, events map[int64]pruneRow) map[int64]string {
-	bad := map[int64]string{}
+func coveredPlaceholders(rows []ChainRow, events map[int64]pruneRow) map[laneSeq]string {
+	bad := map[laneSeq]string{}
 	byEvent := map[int64][]ChainRow{}
 	for _, r := range rows {
 		if r.Pruned {
@@ -233,29 +335,34 @@ func coveredPlaceholders(rows []ChainRow, events map[int64]pruneRow) map[int64]s
 		e, ok := events[id]
 		list := make([]Placeholder, 0, len(ps))
 		for _, p := range ps {
-			list = append(list, Placeholder{Seq: p.Seq, Table: p.Table, Decision: p.Decision, Hash: p.Hash})
+			list = append(list, Placeholder{Lane: p.Lane, Seq: p.Seq, Table: p.Table, Decision: p.Decision, Hash: p.Hash})
 		}
 		digestOK := ok && e.Prune.Placeholders == int64(len(ps)) && e.Prune.PlaceholdersSHA256 == PlaceholdersDigest(list)
 		for _, p := range ps {
+			at := laneSeq{p.Lane, p.Seq}
 			switch {
 			case !ok:
-				bad[p.Seq] = fmt.Sprintf("names prune event %d, which is not in the chain", id)
+				bad[at] = fmt.Sprintf("names prune event %d, which is not in the chain", id)
+			case e.Prune.Kind == PruneKindLane:
+				bad[at] = fmt.Sprintf("names prune event %d, a lane registration, not a prune", id)
 			case p.Table != ChainDecisionEvents:
-				bad[p.Seq] = "stands for a " + p.Table + " row: retention prunes only the journal (decision_events)"
+				bad[at] = "stands for a " + p.Table + " row: retention prunes only the journal (decision_events)"
 			case p.DecisionExists:
-				bad[p.Seq] = "stands for a journal row of decision " + p.Decision + ", which is still in the store"
-			case e.Seq <= p.Seq:
-				bad[p.Seq] = fmt.Sprintf("names prune event %d at position %d, before the row it stands for", id, e.Seq)
+				bad[at] = "stands for a journal row of decision " + p.Decision + ", which is still in the store"
+			case p.Lane == 0 && e.Seq <= p.Seq:
+				bad[at] = fmt.Sprintf("names prune event %d at position %d, before the row it stands for", id, e.Seq)
 			case !digestOK:
-				bad[p.Seq] = fmt.Sprintf("is not one of the placeholders prune event %d recorded (their count or digest differs)", id)
+				bad[at] = fmt.Sprintf("is not one of the placeholders prune event %d recorded (their count or digest differs)", id)
 			}
 		}
 	}
 	return bad
 }
 
-// pruneRow is a chained prune event and its position.
+// pruneRow is a chained prune event, its position and its hash in the
+// main chain.
 type pruneRow struct {
 	Seq   int64
+	Hash  string
 	Prune *PruneEvent
 }

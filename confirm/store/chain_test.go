@@ -38,7 +38,7 @@ func placeholder(r store.ChainRow, id int64, decision string) store.ChainRow {
 func digest(rs ...store.ChainRow) string {
 	var ps []store.Placeholder
 	for _, r := range rs {
-		ps = append(ps, store.Placeholder{Seq: r.Seq, Table: r.Table, Decision: r.Decision, Hash: r.Hash})
+		ps = append(ps, store.Placeholder{Lane: r.Lane, Seq: r.Seq, Table: r.Table, Decision: r.Decision, Hash: r.Hash})
 	}
 	return store.PlaceholdersDigest(ps)
 }

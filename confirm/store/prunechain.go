@@ -22,6 +22,10 @@ const (
 	PruneKindAnchor = "anchor"
 	// PruneKindPrune is one run of retention that deleted decisions.
 	PruneKindPrune = "prune"
+	// PruneKindLane registers a lane (docs/security.md, "Tamper-evident
+	// audit"): one store instance's own chain, whose number is the
+	// event's id and whose first row chains to the event's hash.
+	PruneKindLane = "lane"
 )
 
 // PruneEvent is the content of a prune_events row that [VerifyChain] uses.
@@ -39,8 +43,10 @@ type PruneEvent struct {
 }
 
 // Placeholder is one chain_pruned row as a prune writes it, for
-// [PlaceholdersDigest].
+// [PlaceholdersDigest]; Lane is the chain of the row it stands for (0 the
+// main chain).
 type Placeholder struct {
+	Lane     int64
 	Seq      int64
 	Table    string
 	Decision string
@@ -48,13 +54,20 @@ type Placeholder struct {
 }
 
 // PlaceholdersDigest returns the lowercase hex SHA-256 of the JSON array
-// of [seq, table, decision, hash] of ps sorted by seq: what a prune event
-// records of the placeholders it leaves.
+// of [seq, table, decision, hash] of ps (with the lane appended,
+// [seq, table, decision, hash, lane], for a placeholder of a lane other
+// than 0) sorted by lane and then seq: what a prune event records of the
+// placeholders it leaves. Placeholders of the main chain only give the
+// digest they gave before lanes.
 func PlaceholdersDigest(ps []Placeholder) string {
 	ps = slices.Clone(ps)
-	slices.SortFunc(ps, func(a, b Placeholder) int { return cmp.Compare(a.Seq, b.Seq) })
+	slices.SortFunc(ps, func(a, b Placeholder) int { return cmp.Or(cmp.Compare(a.Lane, b.Lane), cmp.Compare(a.Seq, b.Seq)) })
 	list := make([][]any, 0, len(ps))
 	for _, p := range ps {
+		if p.Lane != 0 {
+			list = append(list, []any{p.Seq, p.Table, p.Decision, p.Hash, p.Lane})
+			continue
+		}
 		list = append(list, []any{p.Seq, p.Table, p.Decision, p.Hash})
 	}
 	b, _ := json.Marshal(list) // integers and strings only
@@ -102,7 +115,7 @@ func ParsePruneEvent(content []byte) (*PruneEvent, error) {
 		}
 	}
 	kind := strs[2]
-	if kind != PruneKindAnchor && kind != PruneKindPrune {
+	if kind != PruneKindAnchor && kind != PruneKindPrune && kind != PruneKindLane {
 		return nil, fmt.Errorf("a prune event of unknown kind %q", kind)
 	}
 	return &PruneEvent{ID: ints[1], Kind: kind, Placeholders: ints[5], PlaceholdersSHA256: strs[6], Legacy: map[string]int64{

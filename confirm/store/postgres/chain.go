@@ -132,21 +132,21 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 }
 
 // chainQueries read every chained table: the columns of its content in
-// order, then the three chain columns.
+// order, then the four chain columns (lane, position, previous hash, hash).
 var chainQueries = []struct {
 	table, query string
 	key          func(f []any) string
 }{
-	{store.ChainDecisionEvents, `SELECT decision_id, seq::BIGINT, at, type, host, detail, person, chain_seq, chain_prev, chain_hash FROM decision_events`,
+	{store.ChainDecisionEvents, `SELECT decision_id, seq::BIGINT, at, type, host, detail, person, chain_lane, chain_seq, chain_prev, chain_hash FROM decision_events`,
 		func(f []any) string { return fmt.Sprintf("decision=%v seq=%v", f[0], f[1]) }},
-	{store.ChainPlanItems, `SELECT id, session_id, decided_at, item, chain_seq, chain_prev, chain_hash FROM plan_items`,
+	{store.ChainPlanItems, `SELECT id, session_id, decided_at, item, chain_lane, chain_seq, chain_prev, chain_hash FROM plan_items`,
 		func(f []any) string { return fmt.Sprintf("decision=%v", f[0]) }},
-	{store.ChainModeEvents, `SELECT session_id, at, mode, revision, "by", chain_seq, chain_prev, chain_hash FROM mode_events`,
+	{store.ChainModeEvents, `SELECT session_id, at, mode, revision, "by", chain_lane, chain_seq, chain_prev, chain_hash FROM mode_events`,
 		func(f []any) string { return fmt.Sprintf("session=%v at=%v", f[0], f[1]) }},
-	{store.ChainVotes, `SELECT decision_id, person, option_id, snapshot_sha256, at, chain_seq, chain_prev, chain_hash FROM votes`,
+	{store.ChainVotes, `SELECT decision_id, person, option_id, snapshot_sha256, at, chain_lane, chain_seq, chain_prev, chain_hash FROM votes`,
 		func(f []any) string { return fmt.Sprintf("decision=%v person=%v", f[0], f[1]) }},
 	{store.ChainPruneEvents, `SELECT id, kind, at, pruned_before, placeholders, placeholders_sha256, legacy_events, legacy_plan_items,
-		legacy_mode_events, legacy_votes, chain_seq, chain_prev, chain_hash FROM prune_events`,
+		legacy_mode_events, legacy_votes, chain_lane, chain_seq, chain_prev, chain_hash FROM prune_events`,
 		func(f []any) string { return fmt.Sprintf("%v=%v", f[1], f[0]) }}, // pruneevents.go
 }
 
@@ -161,6 +161,9 @@ func (s *Store) ChainState(ctx context.Context) (store.ChainHead, []store.ChainR
 	defer tx.Rollback(ctx)
 	if h, err = chainHead(ctx, tx); err != nil {
 		return h, nil, fmt.Errorf("store chain: read head: %w", err)
+	}
+	if h.Lanes, err = laneHeads(ctx, tx); err != nil { // lanes.go
+		return h, nil, fmt.Errorf("store chain: read lane heads: %w", err)
 	}
 	var out []store.ChainRow
 	for _, cq := range chainQueries {
@@ -200,17 +203,18 @@ func chainHead(ctx context.Context, q querier) (store.ChainHead, error) {
 	return h, nil
 }
 
-// chainRow builds a row from its content columns and the three chain
+// chainRow builds a row from its content columns and the four chain
 // columns at the end.
 func chainRow(table string, key func([]any) string, vals []any) store.ChainRow {
-	n := len(vals) - 3
+	n := len(vals) - 4
 	content := vals[:n]
 	r := store.ChainRow{Table: table, Key: key(content), Content: store.ChainContent(table, content...)}
-	if seq, ok := vals[n].(int64); ok {
+	r.Lane, _ = vals[n].(int64)
+	if seq, ok := vals[n+1].(int64); ok {
 		r.Seq = seq
 	}
-	r.Prev, _ = vals[n+1].(string)
-	r.Hash, _ = vals[n+2].(string)
+	r.Prev, _ = vals[n+2].(string)
+	r.Hash, _ = vals[n+3].(string)
 	return r
 }
 

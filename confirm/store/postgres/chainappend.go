@@ -102,12 +102,12 @@ func (r *chainRows) len() int {
 	return len(r.kinds)
 }
 
-// queue queues the chain_append of r's rows in b, when r has any: last,
-// so that the chain head is taken after every row lock of the
-// transaction and held for no round trip.
-func (r *chainRows) queue(b *pgx.Batch) {
+// queue queues the chain_append_lane of r's rows on lane (lanes.go) in
+// b, when r has any: last, so that the lane's head is taken after every
+// row lock of the transaction and held for no round trip.
+func (r *chainRows) queue(b *pgx.Batch, lane int64) {
 	if r.len() == 0 {
 		return
 	}
-	b.Queue(`SELECT chain_append($1, $2, $3, $4, $5, $6, $7, $8, $9)`, r.kinds, r.a, r.seq, r.at, r.b, r.c, r.d, r.e, r.content)
+	b.Queue(`SELECT chain_append_lane($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, lane, r.kinds, r.a, r.seq, r.at, r.b, r.c, r.d, r.e, r.content)
 }

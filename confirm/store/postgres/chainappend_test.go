@@ -13,8 +13,9 @@ import (
 )
 
 // TestAWritesChainedRowsMoveTheHeadOnce: a closing's journal events and
-// its audit row take the chain head once (one UPDATE of chain_head for the
-// write, counted by a trigger the test adds), a journal event or audit row
+// its audit row take their chain head, the store instance's lane's, once
+// (one UPDATE of chain_lanes for the write, counted by a trigger the test
+// adds), a journal event or audit row
 // already stored (ON CONFLICT) takes no chain position (the head moves on
 // by the rows inserted only; a write inserting none leaves it alone), and
 // the chain verifies.
@@ -34,12 +35,12 @@ func TestAWritesChainedRowsMoveTheHeadOnce(t *testing.T) {
 	if _, err := c.Exec(ctx, `CREATE TABLE head_updates (n INTEGER);
 		CREATE FUNCTION count_head_update() RETURNS trigger LANGUAGE plpgsql AS $$
 			BEGIN INSERT INTO head_updates VALUES (1); RETURN NEW; END $$;
-		CREATE TRIGGER head_updated AFTER UPDATE ON chain_head FOR EACH ROW EXECUTE FUNCTION count_head_update();`); err != nil {
+		CREATE TRIGGER head_updated AFTER UPDATE ON chain_lanes FOR EACH ROW EXECUTE FUNCTION count_head_update();`); err != nil {
 		t.Fatal(err)
 	}
 	state := func() (updates, seq int64) {
 		t.Helper()
-		if err := c.QueryRow(ctx, `SELECT (SELECT COUNT(*) FROM head_updates), (SELECT seq FROM chain_head)`).Scan(&updates, &seq); err != nil {
+		if err := c.QueryRow(ctx, `SELECT (SELECT COUNT(*) FROM head_updates), (SELECT seq FROM chain_lanes)`).Scan(&updates, &seq); err != nil {
 			t.Fatal(err)
 		}
 		return updates, seq
@@ -80,7 +81,7 @@ func TestAWritesChainedRowsMoveTheHeadOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, err := store.VerifyChain(head, rows); err != nil || n != 1+4+1 { // the anchor, 4 events, the audit row
-		t.Fatalf("chain: %d rows, %v; want 6 verified", n, err)
+	if n, err := store.VerifyChain(head, rows); err != nil || n != 1+1+4+1 { // the anchor, the lane's registration, 4 events, the audit row
+		t.Fatalf("chain: %d rows, %v; want 7 verified", n, err)
 	}
 }

@@ -10,25 +10,17 @@ import (
 	"github.com/acpmux/acpmux/confirm/store"
 )
 
-// InsertPlanItem implements [store.Store]. A second row for the same
-// decision id is ignored: the first one stays (a trigger refuses any
-// UPDATE or DELETE).
+// InsertPlanItem implements [store.Store]: the chained insert of it on
+// this instance's chain lane, through the group commit (group.go). A
+// second row for the same decision id is ignored: the first one stays (a
+// trigger refuses any UPDATE or DELETE).
 func (s *Store) InsertPlanItem(ctx context.Context, it store.PlanItem) error {
-	q, args := planItemInsert(it)
-	_, err := chainedInsert(ctx, s.pool, args[len(args)-1].([]byte), q, args[:len(args)-1]...) // one statement: its own transaction
-	if err != nil {
+	chain := &chainRows{}
+	chain.planItem(it)
+	if _, err := s.grouped(ctx, it.ID, &pgx.Batch{}, chain); err != nil {
 		return fmt.Errorf("store plan item: %w", err)
 	}
 	return nil
-}
-
-// planItemInsert returns the chained insert of it for chainedInsert, and
-// its arguments with the chain content last.
-func planItemInsert(it store.PlanItem) (string, []any) {
-	content := store.ChainContent(store.ChainPlanItems, it.ID, it.SessionID, nanos(it.DecidedAt), string(it.Item))
-	return `INSERT INTO plan_items (id, session_id, decided_at, item,
-		chain_seq, chain_prev, chain_hash) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
-		[]any{it.ID, it.SessionID, nanos(it.DecidedAt), string(it.Item), content}
 }
 
 // PlanItems implements [store.Store].

@@ -42,39 +42,39 @@ type grouper struct {
 }
 
 // groupLockTimeout bounds how long a transaction of the group commit
-// waits for a decision row's lock (lock_timeout): a row locked by another
+// waits for a lock (lock_timeout): a row locked by another
 // session (an operator's SELECT ... FOR UPDATE, a long transaction) fails
 // the transaction with SQLSTATE 55P03, and its writes run again each
 // alone, without the bound, so that only the write of the locked row
-// waits for it and every other write of the process goes on.
+// waits for it and every other write of the process goes on. The bound
+// covers the chained rows too: their head is this instance's own lane's
+// (lanes.go), which only this instance's lone reruns also take, each last
+// in its transaction and held for no round trip; one that holds it past
+// the bound fails the group into lone reruns too, which wait unbounded.
 const groupLockTimeout = "200ms"
 
-// Statements that bracket the row statements of a group commit's
-// transaction: the first bounds its waits for row locks, the second puts
-// back the session's own lock_timeout (its value from the server's, the
-// database's or the role's settings: acpmux never sets it for a session)
-// before the chained rows (chain_append, and any one-statement chained
-// insert), whose wait for the chain head is unbounded as before. Both are
-// utility statements, which the server runs without planning.
-const (
-	boundLockWait   = `SET LOCAL lock_timeout = '` + groupLockTimeout + `'`
-	restoreLockWait = `SET LOCAL lock_timeout TO DEFAULT`
-)
+// boundLockWait begins a group commit's transaction: a utility statement,
+// which the server runs without planning. The session's own lock_timeout
+// (from the server's, the database's or the role's settings: acpmux never
+// sets it for a session) holds again after the transaction.
+const boundLockWait = `SET LOCAL lock_timeout = '` + groupLockTimeout + `'`
 
 // grouped runs b, the pipelined statements of a write of decision id,
-// then the chain_append of its chained rows chain (which may be nil), in
+// then the chain_append_lane of its chained rows chain (which may be nil)
+// on this instance's chain lane (lanes.go), in
 // one transaction that it may share with other queued writes of other
 // decisions, and returns each of b's statements' command tags. Each
 // write's statements keep their order and their conditions (a claim is
 // still its own conditional UPDATE, with its own rows affected); the
 // transaction runs every write's row statements first, ordered by decision
 // id, so that two instances' shared transactions lock rows in one order,
-// and then every write's chained rows in one chain_append, last (the chain
-// head is taken once, after every row lock: chainappend.go). Two writes
+// and then every write's chained rows in one chain_append_lane, last (the
+// lane's head is taken once, after every row lock: chainappend.go). Two writes
 // of one decision never share a transaction.
-// The transaction waits at most groupLockTimeout for a decision row's
-// lock. When a shared transaction fails, or a transaction times out on a
-// row lock, each of its writes runs again alone (with no bound on the
+// The transaction waits at most groupLockTimeout for a lock (a decision
+// row's, or the lane head a lone rerun holds). When a shared transaction
+// fails, or a transaction times out on a lock, each of its writes runs
+// again alone (with no bound on the
 // wait, and without holding up the next transactions), so one failing
 // write fails only itself and one locked row delays only its own write.
 func (s *Store) grouped(ctx context.Context, id string, b *pgx.Batch, chain *chainRows) ([]pgconn.CommandTag, error) {
@@ -124,15 +124,20 @@ func (s *Store) runGroups(ctx context.Context) {
 // writes run again alone (rerunAlone), and are done when that ends.
 func (s *Store) commitGroup(ctx context.Context, group []*groupWrite) {
 	slices.SortStableFunc(group, func(a, b *groupWrite) int { return strings.Compare(a.id, b.id) })
+	lane, err := s.groupLane(ctx, group)
+	if err != nil { // fail closed: nothing was written
+		for _, w := range group {
+			w.err = err
+			close(w.done)
+		}
+		return
+	}
 	type at struct{ w, i int } // a statement: which write, which of its statements
 	var order []at
 	all := &pgx.Batch{}
 	all.Queue(boundLockWait)
 	chain := &chainRows{}
 	for _, chained := range []bool{false, true} {
-		if chained {
-			all.Queue(restoreLockWait)
-		}
 		for wi, w := range group {
 			for qi, q := range w.b.QueuedQueries {
 				if isChained(q.SQL) == chained {
@@ -145,7 +150,7 @@ func (s *Store) commitGroup(ctx context.Context, group []*groupWrite) {
 			}
 		}
 	}
-	chain.queue(all)
+	chain.queue(all, lane)
 	tags, err := s.pipelinedTags(ctx, all)
 	if hook := s.group.committed; hook != nil {
 		err = hook(len(group), err)
@@ -177,14 +182,21 @@ func (s *Store) commitGroup(ctx context.Context, group []*groupWrite) {
 	for _, w := range group {
 		w.tags = make([]pgconn.CommandTag, len(w.b.QueuedQueries))
 	}
-	// The statements' tags, past the two that bracket the row statements.
+	// The statements' tags, past boundLockWait.
 	for k, o := range order {
-		skip := 1
-		if isChained(group[o.w].b.QueuedQueries[o.i].SQL) {
-			skip = 2
-		}
-		group[o.w].tags[o.i] = tags[k+skip]
+		group[o.w].tags[o.i] = tags[k+1]
 	}
+}
+
+// groupLane returns this instance's chain lane when a write of group has
+// chained rows (registering it on the first: lanes.go), else 0.
+func (s *Store) groupLane(ctx context.Context, group []*groupWrite) (int64, error) {
+	for _, w := range group {
+		if w.chain.len() > 0 {
+			return s.chainLane(ctx)
+		}
+	}
+	return 0, nil
 }
 
 // rerunAlone runs each write of group, whose shared transaction failed,
@@ -242,10 +254,14 @@ func isLockTimeout(err error) bool {
 func isChained(sql string) bool { return strings.HasPrefix(sql, chainedPrefix) }
 
 // runAlone runs w in a transaction of its own: its statements, then the
-// chain_append of its chained rows, and returns its statements' tags.
+// chain_append_lane of its chained rows, and returns its statements' tags.
 func (s *Store) runAlone(ctx context.Context, w *groupWrite) ([]pgconn.CommandTag, error) {
+	lane, err := s.groupLane(ctx, []*groupWrite{w})
+	if err != nil {
+		return nil, err
+	}
 	b := &pgx.Batch{QueuedQueries: slices.Clone(w.b.QueuedQueries)}
-	w.chain.queue(b)
+	w.chain.queue(b, lane)
 	tags, err := s.pipelinedTags(ctx, b)
 	if err != nil {
 		return nil, err

@@ -29,6 +29,7 @@ type Store struct {
 	from      int       // the schema version Open found
 	group     grouper   // the group commit of decisions' writes (group.go)
 	reads     readGroup // the batched reads of single decisions (readgroup.go)
+	lane      laneState // this instance's chain lane (lanes.go)
 }
 
 // IsURL reports whether state names a PostgreSQL database: a URL with

@@ -44,14 +44,14 @@ func pruneChainedEvents(ctx context.Context, tx pgx.Tx, before, now int64) (stor
 	if e.ID, err = nextPruneID(ctx, tx); err != nil {
 		return e, fmt.Errorf("next prune event: %w", err)
 	}
-	ps, err := placeholders(ctx, tx, `SELECT chain_seq, 'decision_events', decision_id, chain_hash
+	ps, err := placeholders(ctx, tx, `SELECT chain_lane, chain_seq, 'decision_events', decision_id, chain_hash
 		FROM decision_events WHERE chain_seq IS NOT NULL AND decision_id IN (`+prunable+`)`, before)
 	if err != nil {
 		return e, err
 	}
 	e.Placeholders, e.PlaceholdersSHA256 = int64(len(ps)), store.PlaceholdersDigest(ps)
-	if _, err := tx.Exec(ctx, `INSERT INTO chain_pruned (seq, table_name, row_key, prev, hash, pruned_at, prune_id, decision_id)
-		SELECT chain_seq, 'decision_events', 'decision=' || decision_id || ' seq=' || seq, chain_prev, chain_hash, $2, $3, decision_id
+	if _, err := tx.Exec(ctx, `INSERT INTO chain_pruned (lane, seq, table_name, row_key, prev, hash, pruned_at, prune_id, decision_id)
+		SELECT chain_lane, chain_seq, 'decision_events', 'decision=' || decision_id || ' seq=' || seq, chain_prev, chain_hash, $2, $3, decision_id
 		FROM decision_events WHERE chain_seq IS NOT NULL AND decision_id IN (`+prunable+`)`, before, now, e.ID); err != nil {
 		return e, fmt.Errorf("keep chain placeholders: %w", err)
 	}
@@ -72,7 +72,7 @@ func pruneLegacy(ctx context.Context, tx pgx.Tx, n int64) error {
 
 // prunedRows reads the placeholders as [store.ChainRow]s with Pruned set.
 func prunedRows(ctx context.Context, tx pgx.Tx) ([]store.ChainRow, error) {
-	rows, err := tx.Query(ctx, `SELECT seq, table_name, row_key, prev, hash, COALESCE(prune_id, 0), decision_id,
+	rows, err := tx.Query(ctx, `SELECT lane, seq, table_name, row_key, prev, hash, COALESCE(prune_id, 0), decision_id,
 		EXISTS (SELECT 1 FROM decisions d WHERE d.id = chain_pruned.decision_id) FROM chain_pruned`)
 	if err != nil {
 		return nil, err
@@ -81,7 +81,7 @@ func prunedRows(ctx context.Context, tx pgx.Tx) ([]store.ChainRow, error) {
 	var out []store.ChainRow
 	for rows.Next() {
 		r := store.ChainRow{Pruned: true}
-		if err := rows.Scan(&r.Seq, &r.Table, &r.Key, &r.Prev, &r.Hash, &r.PruneID, &r.Decision, &r.DecisionExists); err != nil {
+		if err := rows.Scan(&r.Lane, &r.Seq, &r.Table, &r.Key, &r.Prev, &r.Hash, &r.PruneID, &r.Decision, &r.DecisionExists); err != nil {
 			return nil, err
 		}
 		out = append(out, r)

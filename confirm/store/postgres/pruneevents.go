@@ -75,7 +75,7 @@ func (s *Store) anchorChain(ctx context.Context, now int64) error {
 		if e.ID, err = nextPruneID(ctx, tx); err != nil {
 			return err
 		}
-		ps, err := placeholders(ctx, tx, `SELECT seq, table_name, decision_id, hash FROM chain_pruned WHERE prune_id IS NULL`)
+		ps, err := placeholders(ctx, tx, `SELECT lane, seq, table_name, decision_id, hash FROM chain_pruned WHERE prune_id IS NULL`)
 		if err != nil {
 			return err
 		}
@@ -99,7 +99,7 @@ func chainHeadForUpdate(ctx context.Context, tx pgx.Tx) (store.ChainHead, error)
 	return h, nil
 }
 
-// placeholders runs query, which selects seq, table, decision and hash.
+// placeholders runs query, which selects lane, seq, table, decision and hash.
 func placeholders(ctx context.Context, tx pgx.Tx, query string, args ...any) ([]store.Placeholder, error) {
 	rows, err := tx.Query(ctx, query, args...)
 	if err != nil {
@@ -109,7 +109,7 @@ func placeholders(ctx context.Context, tx pgx.Tx, query string, args ...any) ([]
 	var out []store.Placeholder
 	for rows.Next() {
 		var p store.Placeholder
-		if err := rows.Scan(&p.Seq, &p.Table, &p.Decision, &p.Hash); err != nil {
+		if err := rows.Scan(&p.Lane, &p.Seq, &p.Table, &p.Decision, &p.Hash); err != nil {
 			return nil, err
 		}
 		out = append(out, p)

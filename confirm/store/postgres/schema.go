@@ -90,6 +90,7 @@ var migrations = []string{
 	migrationWatchChannels, // watchchannels.go
 	migrationFeedAt,        // feedindex.go
 	migrationChainAppend,   // chainappend.go
+	migrationLanes,         // lanes.go
 }
 
 // migrationLock is the key of the transaction-level advisory lock that

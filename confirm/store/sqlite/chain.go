@@ -79,21 +79,22 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 }
 
 // chainQueries read every chained table: the columns of its content in
-// order, then a key for reports, then the three chain columns.
+// order, then the four chain columns (lane, position, previous hash,
+// hash).
 var chainQueries = []struct {
 	table, query string
 	key          func(f []any) string
 }{
-	{store.ChainDecisionEvents, `SELECT decision_id, seq, at, type, host, detail, person, chain_seq, chain_prev, chain_hash FROM decision_events`,
+	{store.ChainDecisionEvents, `SELECT decision_id, seq, at, type, host, detail, person, chain_lane, chain_seq, chain_prev, chain_hash FROM decision_events`,
 		func(f []any) string { return fmt.Sprintf("decision=%v seq=%v", f[0], f[1]) }},
-	{store.ChainPlanItems, `SELECT id, session_id, decided_at, item, chain_seq, chain_prev, chain_hash FROM plan_items`,
+	{store.ChainPlanItems, `SELECT id, session_id, decided_at, item, chain_lane, chain_seq, chain_prev, chain_hash FROM plan_items`,
 		func(f []any) string { return fmt.Sprintf("decision=%v", f[0]) }},
-	{store.ChainModeEvents, `SELECT session_id, at, mode, revision, by, chain_seq, chain_prev, chain_hash FROM mode_events`,
+	{store.ChainModeEvents, `SELECT session_id, at, mode, revision, by, chain_lane, chain_seq, chain_prev, chain_hash FROM mode_events`,
 		func(f []any) string { return fmt.Sprintf("session=%v at=%v", f[0], f[1]) }},
-	{store.ChainVotes, `SELECT decision_id, person, option_id, snapshot_sha256, at, chain_seq, chain_prev, chain_hash FROM votes`,
+	{store.ChainVotes, `SELECT decision_id, person, option_id, snapshot_sha256, at, chain_lane, chain_seq, chain_prev, chain_hash FROM votes`,
 		func(f []any) string { return fmt.Sprintf("decision=%v person=%v", f[0], f[1]) }},
 	{store.ChainPruneEvents, `SELECT id, kind, at, pruned_before, placeholders, placeholders_sha256, legacy_events, legacy_plan_items,
-		legacy_mode_events, legacy_votes, chain_seq, chain_prev, chain_hash FROM prune_events`,
+		legacy_mode_events, legacy_votes, chain_lane, chain_seq, chain_prev, chain_hash FROM prune_events`,
 		func(f []any) string { return fmt.Sprintf("%v=%v", f[1], f[0]) }}, // pruneevents.go
 }
 
@@ -163,11 +164,11 @@ func chainState(ctx context.Context, tx *sql.Tx) (store.ChainHead, []store.Chain
 	return h, append(out, pruned...), nil
 }
 
-// chainRow builds a row from its content columns and the three chain
+// chainRow builds a row from its content columns and the four chain
 // columns at the end; text is compared as text, whatever SQLite's storage
 // class.
 func chainRow(table string, key func([]any) string, vals []any) store.ChainRow {
-	n := len(vals) - 3
+	n := len(vals) - 4
 	content := make([]any, n)
 	for i, v := range vals[:n] {
 		if b, ok := v.([]byte); ok {
@@ -176,11 +177,12 @@ func chainRow(table string, key func([]any) string, vals []any) store.ChainRow {
 		content[i] = v
 	}
 	r := store.ChainRow{Table: table, Key: key(content), Content: store.ChainContent(table, content...)}
-	if seq, ok := vals[n].(int64); ok {
+	r.Lane, _ = vals[n].(int64)
+	if seq, ok := vals[n+1].(int64); ok {
 		r.Seq = seq
 	}
-	r.Prev, _ = asString(vals[n+1])
-	r.Hash, _ = asString(vals[n+2])
+	r.Prev, _ = asString(vals[n+2])
+	r.Hash, _ = asString(vals[n+3])
 	return r
 }
 

@@ -60,7 +60,7 @@ func pruneChainedEvents(ctx context.Context, tx *sql.Tx, before int64) (store.Pr
 
 // prunedRows reads the placeholders as [store.ChainRow]s with Pruned set.
 func prunedRows(ctx context.Context, tx *sql.Tx) ([]store.ChainRow, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT seq, table_name, row_key, prev, hash, COALESCE(prune_id, 0), decision_id,
+	rows, err := tx.QueryContext(ctx, `SELECT lane, seq, table_name, row_key, prev, hash, COALESCE(prune_id, 0), decision_id,
 		EXISTS (SELECT 1 FROM decisions d WHERE d.id = chain_pruned.decision_id) FROM chain_pruned`)
 	if err != nil {
 		return nil, err
@@ -69,7 +69,7 @@ func prunedRows(ctx context.Context, tx *sql.Tx) ([]store.ChainRow, error) {
 	var out []store.ChainRow
 	for rows.Next() {
 		r := store.ChainRow{Pruned: true}
-		if err := rows.Scan(&r.Seq, &r.Table, &r.Key, &r.Prev, &r.Hash, &r.PruneID, &r.Decision, &r.DecisionExists); err != nil {
+		if err := rows.Scan(&r.Lane, &r.Seq, &r.Table, &r.Key, &r.Prev, &r.Hash, &r.PruneID, &r.Decision, &r.DecisionExists); err != nil {
 			return nil, err
 		}
 		out = append(out, r)

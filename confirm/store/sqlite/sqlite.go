@@ -175,6 +175,7 @@ var migrations = []string{
 	migrationPruneEvents, // pruneevents.go
 	migrationNotes,       // notes.go
 	migrationFeedAt,      // feedindex.go
+	migrationLanes,       // lanes.go
 }
 
 func (s *Store) migrate() error {

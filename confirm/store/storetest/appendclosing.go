@@ -58,7 +58,7 @@ func appendClosingInOneWrite(t *testing.T, s store.Store) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n, err := store.VerifyChain(head, rows); err != nil || n != 3+1+3+1+1 { // d1's 3 events, its row, d2's 3 events, its row, the anchor
+		if n, err := store.VerifyChain(head, rows); err != nil || n != 3+1+3+1+1+int64(len(head.Lanes)) { // d1's 3 events, its row, d2's 3 events, its row, the anchor, each lane's registration
 			t.Fatalf("chain after AppendClosing: %d rows, %v", n, err)
 		}
 	}

@@ -44,7 +44,7 @@ func appendManyInOneWrite(t *testing.T, s store.Store) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n, err := store.VerifyChain(head, rows); err != nil || n != 4+1 { // 4 events and the anchor
+		if n, err := store.VerifyChain(head, rows); err != nil || n != 4+1+int64(len(head.Lanes)) { // 4 events, the anchor, each lane's registration
 			t.Fatalf("chain after AppendEvents: %d rows, %v", n, err)
 		}
 	}

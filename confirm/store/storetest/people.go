@@ -31,8 +31,9 @@ func RunPeople(t *testing.T, newStore func(t *testing.T) PeopleStore, exec func(
 	t.Run("ChainVerifiesAfterWrites", func(t *testing.T) {
 		s := newStore(t)
 		writeChained(t, s)
-		if n, err := verify(t, s); err != nil || n != 10 {
-			t.Fatalf("verify: %d rows, %v; want 10 rows (the anchor and 9), nil", n, err)
+		lanes := laneCount(t, s)
+		if n, err := verify(t, s); err != nil || n != 10+lanes {
+			t.Fatalf("verify: %d rows, %v; want %d rows (the anchor, 9 and %d lane registrations), nil", n, err, 10+lanes, lanes)
 		}
 	})
 	if exec == nil {
@@ -42,59 +43,103 @@ func RunPeople(t *testing.T, newStore func(t *testing.T) PeopleStore, exec func(
 		t.Run("Chain"+tc.name, func(t *testing.T) {
 			s := newStore(t)
 			writeChained(t, s)
+			lane, seq := tc.lane, tc.seq
+			if tc.table != "" {
+				r := chainedRow(t, s, tc.table, tc.key)
+				seq = r.Seq
+				if lane == 0 {
+					lane = r.Lane
+				}
+			}
 			exec(t, s, tc.sql)
 			_, err := verify(t, s)
 			var ce *store.ChainError
 			if !errors.As(err, &ce) {
 				t.Fatalf("verify after %s: %v, want a *store.ChainError", tc.sql, err)
 			}
-			if ce.Seq != tc.seq || !strings.Contains(ce.Problem, tc.problem) {
-				t.Fatalf("verify after %s: %v; want position %d, %q", tc.sql, err, tc.seq, tc.problem)
+			if ce.Lane != lane || ce.Seq != seq || !strings.Contains(ce.Problem, tc.problem) {
+				t.Fatalf("verify after %s: %v; want lane %d position %d, %q", tc.sql, err, lane, seq, tc.problem)
 			}
 		})
 	}
 }
 
 // tamperCases edit, delete and insert rows of the chain writeChained
-// builds: position 1 is the anchor the store wrote when it opened, 2-4
-// d1's events, 5 d2's opened, 6 the plan item, 7 the mode event, 8-9
-// votes, 10 d2's second event. The "dressed up" cases delete a row and
-// copy its position and hashes into chain_pruned, as if retention had
-// pruned it, naming the anchor (which covers no placeholder) as their
-// prune event. (Plan items, immutable by trigger, are covered by the
-// unit tests of VerifyChain.)
+// builds: the anchor the store wrote when it opened, d1's three events,
+// d2's opened, the plan item, the mode event, two votes, d2's second
+// event (on one chain, or with the journal and audit rows on the store
+// instance's lane: docs/security.md). A case names the row at whose
+// position (lane and seq, before the tampering) the break is (table, key;
+// key "" for the table's one row), with lane, when set, the lane the
+// break is reported in instead; or, with no table, the position itself.
+// The "dressed up" cases delete a row and copy its position and hashes
+// into chain_pruned, as if retention had pruned it, naming the anchor
+// (which covers no placeholder) as their prune event. (Plan items,
+// immutable by trigger, are covered by the unit tests of VerifyChain.)
 var tamperCases = []struct {
-	name, sql string
-	seq       int64
-	problem   string
+	name, sql  string
+	table, key string
+	lane, seq  int64
+	problem    string
 }{
-	{"EditedRow", `UPDATE decision_events SET detail = 'allow' WHERE decision_id = 'd1' AND seq = 2`, 3, "row changed"},
-	{"EditedVote", `UPDATE votes SET option_id = 'no' WHERE person = 'alice'`, 8, "row changed"},
-	{"EditedPerson", `UPDATE decision_events SET person = 'mallory' WHERE decision_id = 'd1' AND seq = 3`, 4, "row changed"},
-	{"DeletedRow", `DELETE FROM decision_events WHERE decision_id = 'd1' AND seq = 3`, 4, "row removed"},
-	{"DeletedLastRow", `DELETE FROM decision_events WHERE decision_id = 'd2' AND seq = 2`, 10, "row removed"},
-	{"InsertedRowWithoutHash", `INSERT INTO decision_events (decision_id, seq, at, type, host, detail) VALUES ('d1', 4, 5, 'answered', 'http', 'yes')`, 0, "inserted without a chain hash"},
-	{"InsertedRowAtPosition", `INSERT INTO decision_events (decision_id, seq, at, type, host, detail, chain_seq, chain_prev, chain_hash)
-		VALUES ('d1', 9, 5, 'answered', 'http', 'yes', 6, 'x', 'y')`, 6, "row inserted"},
+	{"EditedRow", `UPDATE decision_events SET detail = 'allow' WHERE decision_id = 'd1' AND seq = 2`, store.ChainDecisionEvents, "decision=d1 seq=2", 0, 0, "row changed"},
+	{"EditedVote", `UPDATE votes SET option_id = 'no' WHERE person = 'alice'`, store.ChainVotes, "decision=d2 person=alice", 0, 0, "row changed"},
+	{"EditedPerson", `UPDATE decision_events SET person = 'mallory' WHERE decision_id = 'd1' AND seq = 3`, store.ChainDecisionEvents, "decision=d1 seq=3", 0, 0, "row changed"},
+	{"DeletedRow", `DELETE FROM decision_events WHERE decision_id = 'd1' AND seq = 3`, store.ChainDecisionEvents, "decision=d1 seq=3", 0, 0, "row removed"},
+	{"DeletedLastRow", `DELETE FROM decision_events WHERE decision_id = 'd2' AND seq = 2`, store.ChainDecisionEvents, "decision=d2 seq=2", 0, 0, "row removed"},
+	{"InsertedRowWithoutHash", `INSERT INTO decision_events (decision_id, seq, at, type, host, detail) VALUES ('d1', 4, 5, 'answered', 'http', 'yes')`, "", "", 0, 0, "inserted without a chain hash"},
+	{"InsertedRowAtPosition", `INSERT INTO decision_events (decision_id, seq, at, type, host, detail, chain_lane, chain_seq, chain_prev, chain_hash)
+		SELECT 'd1', 9, 5, 'answered', 'http', 'yes', chain_lane, chain_seq, 'x', 'y' FROM plan_items`, store.ChainPlanItems, "", 0, 0, "row inserted"},
 	{"InsertedRowPastHead", `INSERT INTO decision_events (decision_id, seq, at, type, host, detail, chain_seq, chain_prev, chain_hash)
-		VALUES ('d1', 9, 5, 'answered', 'http', 'yes', 11, 'x', 'y')`, 11, "past the head"},
+		VALUES ('d1', 9, 5, 'answered', 'http', 'yes', 11, 'x', 'y')`, "", "", 0, 11, "past the head"},
 	{"InsertedLegacyRowAndBumpedHead", `INSERT INTO decision_events (decision_id, seq, at, type, host, detail) VALUES ('d1', 4, 5, 'answered', 'http', 'yes');
-		UPDATE chain_head SET legacy_events = legacy_events + 1`, 0, "inserted without a chain hash"},
-	{"DeletedAnchor", `DELETE FROM prune_events`, 0, "chain anchors"},
-	{"VoteDressedUpAsPruned", dressUp("votes", "votes", "person = 'alice'"), 8, "pruned placeholder"},
-	{"ModeEventDressedUpAsPruned", dressUp("mode_events", "mode_events", "mode = 'plan'"), 7, "pruned placeholder"},
-	{"JournalRowDressedUpAsPruned", dressUp("decision_events", "decision_events", "decision_id = 'd1' AND seq = 3"), 4, "pruned placeholder"},
+		UPDATE chain_head SET legacy_events = legacy_events + 1`, "", "", 0, 0, "inserted without a chain hash"},
+	{"DeletedAnchor", `DELETE FROM prune_events WHERE kind = 'anchor'`, "", "", 0, 0, "chain anchors"},
+	{"RowMovedToAnUnregisteredLane", `UPDATE decision_events SET chain_lane = 1000 WHERE decision_id = 'd1' AND seq = 2`,
+		store.ChainDecisionEvents, "decision=d1 seq=2", 1000, 0, "no lane registration"},
+	{"VoteDressedUpAsPruned", dressUp("votes", "votes", "person = 'alice'"), store.ChainVotes, "decision=d2 person=alice", 0, 0, "pruned placeholder"},
+	{"ModeEventDressedUpAsPruned", dressUp("mode_events", "mode_events", "mode = 'plan'"), store.ChainModeEvents, "", 0, 0, "pruned placeholder"},
+	{"JournalRowDressedUpAsPruned", dressUp("decision_events", "decision_events", "decision_id = 'd1' AND seq = 3"),
+		store.ChainDecisionEvents, "decision=d1 seq=3", 0, 0, "pruned placeholder"},
 	{"DeletedDecisionDressedUpAsPruned", dressUp("decision_events", "decision_events", "decision_id = 'd1'") +
-		`; DELETE FROM decisions WHERE id = 'd1'`, 2, "pruned placeholder"},
+		`; DELETE FROM decisions WHERE id = 'd1'`, store.ChainDecisionEvents, "decision=d1 seq=1", 0, 0, "pruned placeholder"},
 }
 
 // dressUp returns the SQL that moves the rows of table matching where
 // into chain_pruned as placeholders claiming to be of table claim, of
 // decision d1, left by the anchor's prune event, and deletes them.
 func dressUp(table, claim, where string) string {
-	return `INSERT INTO chain_pruned (seq, table_name, row_key, prev, hash, pruned_at, prune_id, decision_id)
-		SELECT chain_seq, '` + claim + `', 'x', chain_prev, chain_hash, 1, (SELECT MIN(id) FROM prune_events), 'd1' FROM ` + table + ` WHERE ` + where + `;
+	return `INSERT INTO chain_pruned (lane, seq, table_name, row_key, prev, hash, pruned_at, prune_id, decision_id)
+		SELECT chain_lane, chain_seq, '` + claim + `', 'x', chain_prev, chain_hash, 1, (SELECT MIN(id) FROM prune_events), 'd1' FROM ` + table + ` WHERE ` + where + `;
 		DELETE FROM ` + table + ` WHERE ` + where
+}
+
+// chainedRow returns the chained row of table with key (the table's
+// first row for key "") as s reads it back.
+func chainedRow(t *testing.T, s store.Chain, table, key string) store.ChainRow {
+	t.Helper()
+	_, rows, err := s.ChainState(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.Table == table && (key == "" || r.Key == key) {
+			return r
+		}
+	}
+	t.Fatalf("no chained row %s %s", table, key)
+	return store.ChainRow{}
+}
+
+// laneCount returns how many lanes s has registered: each is one row of
+// the main chain (docs/security.md, "Tamper-evident audit").
+func laneCount(t *testing.T, s store.Chain) int64 {
+	t.Helper()
+	head, _, err := s.ChainState(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int64(len(head.Lanes))
 }
 
 func verify(t *testing.T, s store.Chain) (int64, error) {
