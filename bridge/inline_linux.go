@@ -11,8 +11,9 @@ import (
 
 // nonblockingWriter returns the writer a host's NDJSON conn writes w
 // through and, when writes to it can also be tried without blocking (a
-// pipe), its raw connection for writeNow. w is returned unchanged with a
-// nil RawConn for anything else.
+// pipe), its raw connection for writeNow; the writer is then a rawWriter
+// on that connection. w is returned unchanged with a nil RawConn for
+// anything else.
 //
 // A pipe whose file is already in non-blocking mode (os.Pipe) is used as
 // it is. acpmux's own stdout, when the IDE launched it with a pipe, is
@@ -31,7 +32,7 @@ func nonblockingWriter(w io.Writer) (io.Writer, syscall.RawConn, io.Closer) {
 	}
 	if nonblocking(f) {
 		if rc, err := f.SyscallConn(); err == nil {
-			return w, rc, nil
+			return rawWriter{rc}, rc, nil
 		}
 		return w, nil, nil
 	}
@@ -51,7 +52,7 @@ func nonblockingWriter(w io.Writer) (io.Writer, syscall.RawConn, io.Closer) {
 		nf.Close()
 		return w, nil, nil
 	}
-	return nf, rc, nf
+	return rawWriter{rc}, rc, nf
 }
 
 // nonblocking reports whether f's file description is in non-blocking
@@ -156,4 +157,37 @@ func (r rawReader) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return int(n), nil
+}
+
+// rawWriter writes to a pipe in non-blocking mode (rc's file) as os.File
+// does, waiting in the runtime's poller while the pipe is full, but with
+// raw write system calls, for the reason rawReader reads with raw ones: a
+// write that cannot block is not announced to the scheduler, whose
+// monitor would otherwise hand the writer's P to another thread during a
+// long copy into the pipe.
+type rawWriter struct{ rc syscall.RawConn }
+
+// Write writes all of p, or returns the error that stopped it.
+func (w rawWriter) Write(p []byte) (int, error) {
+	done := 0
+	for done < len(p) {
+		var n uintptr
+		var errno syscall.Errno
+		err := w.rc.Write(func(fd uintptr) bool {
+			for {
+				n, _, errno = syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[done])), uintptr(len(p)-done))
+				if errno != syscall.EINTR {
+					return errno != syscall.EAGAIN
+				}
+			}
+		})
+		switch {
+		case err != nil:
+			return done, err
+		case errno != 0:
+			return done, &os.PathError{Op: "write", Path: "pipe", Err: errno}
+		}
+		done += int(n)
+	}
+	return done, nil
 }
