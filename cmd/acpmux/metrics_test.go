@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -51,17 +52,30 @@ func TestMetricsAfterPermissionRoundTrip(t *testing.T) {
 	if anon.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("GET /metrics without the token: %v, want 401", anon.StatusCode)
 	}
-	req, _ := http.NewRequest("GET", r.apiURL+"/metrics", nil)
-	req.Header.Set("Authorization", "Bearer "+r.token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	scrape := func() map[string]*dto.MetricFamily {
+		req, _ := http.NewRequest("GET", r.apiURL+"/metrics", nil)
+		req.Header.Set("Authorization", "Bearer "+r.token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		families, err := parser.TextToMetricFamilies(resp.Body)
+		if err != nil {
+			t.Fatalf("parse /metrics: %v", err)
+		}
+		return families
 	}
-	defer resp.Body.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("parse /metrics: %v", err)
+	// The IDE can read the last response before the host's writer has
+	// accounted its write (it leaves the queue gauge once the write
+	// returned): scrape again until it has, within a deadline.
+	families := scrape()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if q := families["acpmux_host_queue_messages"]; q != nil && len(q.Metric) > 0 && q.Metric[0].GetGauge().GetValue() == 0 {
+			break
+		}
+		families = scrape()
 	}
 	value := func(name string, labels map[string]string) (float64, bool) {
 		f := families[name]
