@@ -43,7 +43,7 @@ func TestRevokedAlwaysVerdictIsAskedAgain(t *testing.T) {
 	if err != nil || len(rules) != 1 {
 		t.Fatalf("rules %v, %v", rules, err)
 	}
-	if gone, err := store.RuleRevoker(other).DeleteRule(context.Background(), rules[0].Key); err != nil || !gone {
+	if gone, err := store.RuleRevoker(other).DeleteRule(context.Background(), rules[0].Key, rules[0].DecisionID); err != nil || !gone {
 		t.Fatalf("DeleteRule: %v %v", gone, err)
 	}
 

@@ -119,14 +119,17 @@ func revokeRules(ctx context.Context, rv store.RuleRevoker, rules []store.Rule, 
 		revoke = append(revoke, r)
 	}
 	for _, r := range revoke {
-		gone, err := rv.DeleteRule(ctx, r.Key)
+		gone, err := rv.DeleteRule(ctx, r.Key, r.DecisionID)
 		if err != nil {
 			fmt.Fprintln(s.err, "acpmux always:", err)
 			return 1
 		}
-		if gone {
-			fmt.Fprintf(s.err, "acpmux always: revoked %s of %s %q (decision %s)\n", r.Decision, r.Kind, r.Target, r.DecisionID)
+		if !gone { // revoked, or replaced by a later grant, since the list was read
+			fmt.Fprintf(s.err, "acpmux always: decision %s's verdict was revoked or replaced meanwhile; run acpmux always list\n", r.DecisionID)
+			code = 1
+			continue
 		}
+		fmt.Fprintf(s.err, "acpmux always: revoked %s of %s %q (decision %s)\n", r.Decision, r.Kind, r.Target, r.DecisionID)
 	}
 	if all && len(rules) == 0 {
 		fmt.Fprintln(s.err, "acpmux always: no remembered verdicts")

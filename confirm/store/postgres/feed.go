@@ -86,7 +86,7 @@ func (s *Store) LastFeedID(ctx context.Context) (int64, error) {
 // prunable selects the decisions Prune deletes: closed before $1 and not
 // the grant of a stored ALWAYS verdict.
 const prunable = `SELECT id FROM decisions WHERE status <> 'open' AND closed_at < $1
-	AND id NOT IN (SELECT rule::jsonb ->> 'decisionId' FROM always_rules WHERE rule::jsonb ? 'decisionId')`
+	AND id NOT IN (SELECT decision_id FROM always_rules)`
 
 // Prune implements [store.Pruner].
 func (s *Store) Prune(ctx context.Context, before time.Time) (store.PruneResult, error) {
@@ -96,20 +96,35 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (store.PruneResult,
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, feedLock); err != nil {
 			return err
 		}
-		pe, err := pruneChainedEvents(ctx, tx, b, nanos(time.Now())) // pruned.go
+		// The decisions to delete, locked: from here on no write of
+		// another session can close one more of them or add a journal row
+		// to one (the row's foreign-key check waits for this transaction),
+		// so the placeholders recorded below are exactly the chained rows
+		// deleted after them. Each statement after takes its own snapshot
+		// (READ COMMITTED): a set of decisions chosen again by each would
+		// differ from the last when a decision closes in between.
+		var ids []string
+		rows, err := tx.Query(ctx, prunable+` FOR UPDATE`, b)
+		if err == nil {
+			ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		}
 		if err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, `DELETE FROM feed_events WHERE (decision_id IN (`+prunable+`) OR (decision_id = '' AND at < $1))
-			AND id < (SELECT MAX(id) FROM feed_events)`, b)
+		pe, err := pruneChainedEvents(ctx, tx, ids, nanos(time.Now())) // pruned.go
+		if err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM feed_events WHERE (decision_id = ANY($2) OR (decision_id = '' AND at < $1))
+			AND id < (SELECT MAX(id) FROM feed_events)`, b, ids)
 		if err != nil {
 			return err
 		}
 		res.Feed = int(tag.RowsAffected())
-		if _, err := tx.Exec(ctx, `DELETE FROM decision_events WHERE decision_id IN (`+prunable+`)`, b); err != nil {
+		if _, err := tx.Exec(ctx, `DELETE FROM decision_events WHERE decision_id = ANY($1)`, ids); err != nil {
 			return err
 		}
-		tag, err = tx.Exec(ctx, `DELETE FROM decisions WHERE id IN (`+prunable+`)`, b)
+		tag, err = tx.Exec(ctx, `DELETE FROM decisions WHERE id = ANY($1)`, ids)
 		if err != nil {
 			return err
 		}

@@ -55,9 +55,10 @@ func (s *Store) InsertRule(ctx context.Context, r store.Rule) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO always_rules (key, decision, created_at, rule) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (key) DO UPDATE SET decision = excluded.decision, created_at = excluded.created_at, rule = excluded.rule`,
-		r.Key, string(r.Decision), nanos(r.CreatedAt), string(b))
+	_, err = s.pool.Exec(ctx, `INSERT INTO always_rules (key, decision, created_at, rule, decision_id) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (key) DO UPDATE SET decision = excluded.decision, created_at = excluded.created_at, rule = excluded.rule,
+		decision_id = excluded.decision_id`,
+		storedKey(r.Key), string(r.Decision), nanos(r.CreatedAt), string(b), r.DecisionID) // rulekeys.go
 	if err != nil {
 		return fmt.Errorf("store rule: %w", err)
 	}

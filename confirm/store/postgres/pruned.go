@@ -25,18 +25,18 @@ const migrationPrunedChain = `CREATE TABLE chain_pruned (
 	);`
 
 // pruneChainedEvents records, in tx, the placeholders of the journal rows
-// of the decisions that prunable (with $1 = before) selects, before Prune
-// deletes them, each naming the prune event it returns (its ID, count,
+// of the decisions ids (those prunable selected, which Prune holds locked),
+// before Prune deletes them, each naming the prune event it returns (its ID, count,
 // digest and how many rows from before the chain started it deletes).
 // Prune takes those off the head's legacy count with [pruneLegacy] and
 // appends the event, chained, last in its transaction, because every
 // chained write locks the head row last (locking it first could deadlock
 // with an append that holds a key-share lock on a decision Prune deletes).
-func pruneChainedEvents(ctx context.Context, tx pgx.Tx, before, now int64) (store.PruneEvent, error) {
+func pruneChainedEvents(ctx context.Context, tx pgx.Tx, ids []string, now int64) (store.PruneEvent, error) {
 	e := store.PruneEvent{Kind: store.PruneKindPrune}
 	var legacy int64
-	if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM decision_events WHERE chain_seq IS NULL AND decision_id IN (`+prunable+`)`,
-		before).Scan(&legacy); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM decision_events WHERE chain_seq IS NULL AND decision_id = ANY($1)`,
+		ids).Scan(&legacy); err != nil {
 		return e, fmt.Errorf("count pruned legacy rows: %w", err)
 	}
 	e.Legacy = map[string]int64{store.ChainDecisionEvents: legacy}
@@ -45,14 +45,14 @@ func pruneChainedEvents(ctx context.Context, tx pgx.Tx, before, now int64) (stor
 		return e, fmt.Errorf("next prune event: %w", err)
 	}
 	ps, err := placeholders(ctx, tx, `SELECT chain_lane, chain_seq, 'decision_events', decision_id, chain_hash
-		FROM decision_events WHERE chain_seq IS NOT NULL AND decision_id IN (`+prunable+`)`, before)
+		FROM decision_events WHERE chain_seq IS NOT NULL AND decision_id = ANY($1)`, ids)
 	if err != nil {
 		return e, err
 	}
 	e.Placeholders, e.PlaceholdersSHA256 = int64(len(ps)), store.PlaceholdersDigest(ps)
 	if _, err := tx.Exec(ctx, `INSERT INTO chain_pruned (lane, seq, table_name, row_key, prev, hash, pruned_at, prune_id, decision_id)
 		SELECT chain_lane, chain_seq, 'decision_events', 'decision=' || decision_id || ' seq=' || seq, chain_prev, chain_hash, $2, $3, decision_id
-		FROM decision_events WHERE chain_seq IS NOT NULL AND decision_id IN (`+prunable+`)`, before, now, e.ID); err != nil {
+		FROM decision_events WHERE chain_seq IS NOT NULL AND decision_id = ANY($1)`, ids, now, e.ID); err != nil {
 		return e, fmt.Errorf("keep chain placeholders: %w", err)
 	}
 	return e, nil

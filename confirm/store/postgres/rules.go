@@ -8,8 +8,8 @@ import (
 )
 
 // DeleteRule implements [store.RuleRevoker].
-func (s *Store) DeleteRule(ctx context.Context, key string) (bool, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM always_rules WHERE key = $1`, key)
+func (s *Store) DeleteRule(ctx context.Context, key, decisionID string) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM always_rules WHERE key = $1 AND decision_id = $2`, storedKey(key), decisionID)
 	if err != nil {
 		return false, fmt.Errorf("store delete rule: %w", err)
 	}
@@ -19,8 +19,8 @@ func (s *Store) DeleteRule(ctx context.Context, key string) (bool, error) {
 // HasRule implements [store.RuleRevoker].
 func (s *Store) HasRule(ctx context.Context, key, decisionID string) (bool, error) {
 	var n int
-	err := s.pool.QueryRow(ctx, `SELECT COUNT(*) FROM always_rules WHERE key = $1 AND rule::jsonb ->> 'decisionId' = $2`,
-		key, decisionID).Scan(&n)
+	err := s.pool.QueryRow(ctx, `SELECT COUNT(*) FROM always_rules WHERE key = $1 AND decision_id = $2`,
+		storedKey(key), decisionID).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("store rule: %w", err)
 	}

@@ -91,6 +91,7 @@ var migrations = []string{
 	migrationFeedAt,        // feedindex.go
 	migrationChainAppend,   // chainappend.go
 	migrationLanes,         // lanes.go
+	migrationRuleKeys,      // rulekeys.go
 }
 
 // migrationLock is the key of the transaction-level advisory lock that

@@ -8,10 +8,10 @@ import (
 )
 
 // DeleteRule implements [store.RuleRevoker].
-func (s *Store) DeleteRule(ctx context.Context, key string) (bool, error) {
+func (s *Store) DeleteRule(ctx context.Context, key, decisionID string) (bool, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	res, err := s.w.ExecContext(ctx, `DELETE FROM always_rules WHERE key = ?`, key)
+	res, err := s.w.ExecContext(ctx, `DELETE FROM always_rules WHERE key = ? AND json_extract(rule, '$.decisionId') = ?`, key, decisionID)
 	if err != nil {
 		return false, fmt.Errorf("store delete rule: %w", err)
 	}
