@@ -52,9 +52,11 @@ func TestALockedRowDelaysOnlyItsOwnWrite(t *testing.T) {
 	}
 	go timeOut("x0")
 	// x0's closing waits for the row lock before x1's and x2's are queued.
+	// pg_locks, not pg_stat_activity: the locker asks inside its open
+	// transaction, where pg_stat_activity is one snapshot for the whole
+	// transaction (a wait that began after the first look never shows).
 	for waiting := 0; waiting == 0; {
-		if err := locker.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE decisions%'`).Scan(&waiting); err != nil {
+		if err := locker.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE NOT granted`).Scan(&waiting); err != nil {
 			t.Fatal(err)
 		}
 	}
