@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -49,14 +51,27 @@ func TestTypeScriptSDKWebSocketClient(t *testing.T) {
 		"node", filepath.Join(examples, "agent.js"))
 	ideIn, _ := mux.StdinPipe()
 	mux.Stdout = nil
-	var stderr strings.Builder
-	mux.Stderr = &stderr
+	stderr := &lockedBuilder{}
+	mux.Stderr = stderr
 	if err := mux.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { ideIn.Close(); mux.Wait() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	// The client's own error for a refused connection can be masked by
+	// the one its cleanup throws (closing a stream that never opened), so
+	// it starts only once acpmux listens.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("acpmux does not listen on %s: %v\n%s", addr, err, stderr.String())
+		}
+	}
 	var out []byte
 	var err error
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
@@ -73,4 +88,23 @@ func TestTypeScriptSDKWebSocketClient(t *testing.T) {
 	if !strings.Contains(string(out), "Done: end_turn") {
 		t.Errorf("ws-client.js did not finish its turn:\n%s", out)
 	}
+}
+
+// lockedBuilder is a strings.Builder safe to write from a command's
+// output copier while the test reads it.
+type lockedBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuilder) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuilder) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
