@@ -3,6 +3,7 @@ package httpapi
 import (
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 )
 
@@ -11,7 +12,8 @@ import (
 // unless allowRemote (--allow-remote) is set. It reports whether addr is
 // reachable from other machines (an empty or unspecified host such as
 // ":7777" or "0.0.0.0:7777" listens on every interface, and so does a LAN
-// address), so that the caller logs a warning. The error names the flag.
+// address), so that the caller logs a warning. A port that is not a
+// number from 0 to 65535 is an error too. The error names the flag.
 func CheckListenAddr(addr string, allowRemote bool) (remote bool, err error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -19,6 +21,9 @@ func CheckListenAddr(addr string, allowRemote bool) (remote bool, err error) {
 	}
 	if port == "" {
 		return false, fmt.Errorf("listen address %q: missing port", addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return false, fmt.Errorf("listen address %q: the port must be a number from 0 to 65535 (0 picks a free one)", addr)
 	}
 	remote = !isLoopback(host)
 	if remote && !allowRemote {

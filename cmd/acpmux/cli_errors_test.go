@@ -30,6 +30,8 @@ func TestCLIErrorsSayWhatToDo(t *testing.T) {
 		{[]string{"config", "--config", filepath.Join(dir, "none.toml"), "run"}, 2, "no configuration file " + filepath.Join(dir, "none.toml")},
 		{[]string{"inbox", "--listen", busy, "--state", filepath.Join(dir, "s.db"), "--token-file", filepath.Join(dir, "tok")}, 1,
 			"the address is in use (another acpmux, or another program, listens there): pick another port, or 127.0.0.1:0 for a free one"},
+		{[]string{"run", "--listen", "127.0.0.1:99999", "--", "true"}, 2, "the port must be a number from 0 to 65535"},
+		{[]string{"inbox", "--listen", "127.0.0.1:http", "--state", filepath.Join(dir, "s.db")}, 2, "the port must be a number from 0 to 65535"},
 		{[]string{"token", "add", "token-file", "--role", "approver", "--state", filepath.Join(dir, "s.db")}, 2, `name "token-file" is reserved`},
 	} {
 		code, _, errs := runCLI(tt.args...)
