@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -61,15 +60,7 @@ func alwaysMain(args []string, s stdio) int {
 	case pos[0] != "list" && pos[0] != "revoke":
 		return usage(fmt.Sprintf("unknown subcommand %q (want list or revoke)", pos[0]))
 	}
-	state, err := existingStore(state) // storecheck.go
-	if err != nil {
-		if errors.Is(err, errNotAStore) {
-			err = fmt.Errorf("no decision store in %s: %w", redactState(state), err)
-		}
-		fmt.Fprintln(s.err, "acpmux always:", err)
-		return 1
-	}
-	st, err := openState(state)
+	st, err := openExistingStore(state) // storecheck.go
 	if err != nil {
 		fmt.Fprintln(s.err, "acpmux always:", err)
 		return 1

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -75,16 +74,7 @@ func pruneMain(args []string, s stdio) int {
 			return 2
 		}
 	}
-	state, err := existingStore(state) // storecheck.go
-	if errors.Is(err, errNotAStore) {
-		fmt.Fprintf(s.err, "acpmux prune: no decision store in %s: %v\n", redactState(state), err)
-		return 1
-	}
-	if err != nil {
-		fmt.Fprintln(s.err, "acpmux prune:", err)
-		return 1
-	}
-	st, err := openState(state)
+	st, err := openExistingStore(state) // storecheck.go
 	if err != nil {
 		fmt.Fprintln(s.err, "acpmux prune:", err)
 		return 1

@@ -62,3 +62,19 @@ func redactState(state string) string {
 	}
 	return state
 }
+
+// openExistingStore opens the store at state (the default file when
+// empty) for a command that only reads or trims one: existingStore first,
+// so nothing is created. A database that holds no store is
+// errNotAStore, wrapped: "no decision store in STATE: not an acpmux
+// store, …" (the state redacted).
+func openExistingStore(state string) (stateStore, error) {
+	state, err := existingStore(state)
+	if errors.Is(err, errNotAStore) {
+		return nil, fmt.Errorf("no decision store in %s: %w", redactState(state), err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return openState(state) // state.go
+}

@@ -15,9 +15,7 @@ const migrationRuleKeys = `ALTER TABLE always_rules ADD COLUMN decision_id TEXT 
 // which a PostgreSQL text value cannot hold: the key column holds it with
 // "%" written "%25" and NUL "%00" (storedKey), the rule's JSON the key
 // itself (JSON escapes the NUL).
-var (
-	keyEscaper = strings.NewReplacer("%", "%25", "\x00", "%00")
-)
+var keyEscaper = strings.NewReplacer("%", "%25", "\x00", "%00")
 
 // storedKey is the always_rules.key value of a verdict's key.
 func storedKey(key string) string { return keyEscaper.Replace(key) }
