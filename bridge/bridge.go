@@ -40,7 +40,12 @@ type Options struct {
 	// and the session is read-only (--allow-teammate-prompts,
 	// docs/teammates.md).
 	AllowTeammatePrompts bool
-	// ReplayMaxBytes bounds each session's replay log (DefaultReplayMaxBytes when 0).
+	// ReplayMaxBytes bounds each session's replay log, in bytes
+	// (DefaultReplayMaxBytes when 0). Negative keeps no replay log: for a
+	// bridge no host can join after it started (acpmux run without
+	// --listen), where a session/attach with historyPolicy "full" then
+	// gets the still-open permission requests and live traffic only
+	// (docs/protocol.md, "Replay log").
 	ReplayMaxBytes int
 	// Logger receives the bridge's logs; nil discards them. Never stdout.
 	Logger *slog.Logger

@@ -114,8 +114,14 @@ func (c *chunkRun) dropBlock() {
 	c.text = c.text[1:]
 }
 
+// newReplayLog returns a log of at most max bytes (DefaultReplayMaxBytes
+// when 0), or nil when max is negative: a nil log keeps nothing and
+// replays nothing.
 func newReplayLog(max int) *replayLog {
-	if max <= 0 {
+	if max < 0 {
+		return nil
+	}
+	if max == 0 {
 		max = DefaultReplayMaxBytes
 	}
 	return &replayLog{max: max}
@@ -124,6 +130,9 @@ func newReplayLog(max int) *replayLog {
 // append records notification msg with params and their member update
 // (nil: take it from params).
 func (l *replayLog) append(msg, params, update []byte) {
+	if l == nil {
+		return
+	}
 	var p [2]acp.Span
 	_, others := acp.Members(params, paramsMembers, p[:])
 	if update == nil {
@@ -178,6 +187,9 @@ func (l *replayLog) appendChunk(sid, kind, mid, text []byte) {
 // appendUpdate is append for a session/update notification msg whose
 // parts Parse located (spans relative to msg).
 func (l *replayLog) appendUpdate(msg []byte, u *acp.UpdateSpans) {
+	if l == nil {
+		return
+	}
 	sid := u.SessionID.Bytes(msg)
 	if kind, text, ok := chunkOfSpans(msg, u); ok && len(text)+chunkOverhead <= l.max {
 		l.appendChunk(sid, kind, u.MessageID.Bytes(msg), text)
@@ -310,6 +322,9 @@ func (l *replayLog) evict() {
 
 // messages returns the log as notifications, oldest first.
 func (l *replayLog) messages() [][]byte {
+	if l == nil {
+		return nil
+	}
 	out := make([][]byte, 0, len(l.entries)-l.head)
 	for _, e := range l.entries[l.head:] {
 		if e.raw != nil {

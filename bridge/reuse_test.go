@@ -266,3 +266,58 @@ recv session/prompt
 	}
 	checkReplay(t, late, flood)
 }
+
+// TestNegativeReplayBudgetKeepsNoReplayLog: with ReplayMaxBytes negative
+// (acpmux run without --listen) a session keeps no replay log, so a host
+// attaching with historyPolicy "full" gets its result and then live
+// traffic only; with the default budget the same attach gets the
+// session's updates first.
+func TestNegativeReplayBudgetKeepsNoReplayLog(t *testing.T) {
+	for _, tc := range []struct {
+		budget     int
+		wantReplay bool
+	}{{0, true}, {-1, false}} {
+		t.Run(fmt.Sprint("budget=", tc.budget), func(t *testing.T) {
+			flood := floodLines("s1", 20)
+			var script strings.Builder
+			script.WriteString(`recv initialize
+send {"jsonrpc":"2.0","id":$ID,"result":{"protocolVersion":1}}
+recv session/new
+send {"jsonrpc":"2.0","id":$ID,"result":{"sessionId":"s1"}}
+recv session/prompt
+`)
+			for _, l := range flood {
+				script.WriteString("send " + l + "\n")
+			}
+			script.WriteString(`send {"jsonrpc":"2.0","id":$ID,"result":{"stopReason":"end_turn"}}` + "\n")
+			script.WriteString("waiteof\n")
+			_, add, _ := startBridge(t, script.String(), bridge.Options{ReplayMaxBytes: tc.budget})
+			ide := add("ide", true, 1<<16)
+			ide.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+			ide.next()
+			ide.send(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
+			ide.next()
+			ide.send(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`)
+			for {
+				if m := ide.next(); m["id"] != nil {
+					break // the prompt's response: the flood went by
+				}
+			}
+			late := add("late", false, 64)
+			late.send(`{"jsonrpc":"2.0","id":"att","method":"session/attach","params":{"sessionId":"s1","historyPolicy":"full"}}`)
+			if m := late.next(); m["id"] != "att" || m["result"] == nil {
+				t.Fatalf("attach: %v", m)
+			}
+			// A second attach's result comes right after the first's
+			// unless a replay is queued between them.
+			late.send(`{"jsonrpc":"2.0","id":"att2","method":"session/attach","params":{"sessionId":"s1","historyPolicy":"none"}}`)
+			m := late.next()
+			if gotReplay := m["method"] == "session/update"; gotReplay != tc.wantReplay {
+				t.Fatalf("after the attach's result: %v; want a replayed update: %v", m, tc.wantReplay)
+			}
+			if !tc.wantReplay && m["id"] != "att2" {
+				t.Fatalf("after the attach's result: %v, want the second attach's result", m)
+			}
+		})
+	}
+}

@@ -223,8 +223,20 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 		Broker:          broker,
 		Presenters:      extra,
 		NoAgentPlanMode: gate.noAgentPlan,
+		ReplayMaxBytes:  replayBudget(f),
 	})))
 	return r, nil
+}
+
+// replayBudget is the bridge's ReplayMaxBytes: the default budget when
+// hosts can join later (--listen: a WebSocket host's session/attach),
+// else none, so a relay that only its one host can ever reach keeps no
+// copy of its sessions' updates (docs/protocol.md, "Replay log").
+func replayBudget(f *relayFlags) int {
+	if f.listen == "" {
+		return -1
+	}
+	return 0
 }
 
 // teammate builds the --upstream client (started by run).
