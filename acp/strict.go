@@ -3,10 +3,9 @@ package acp
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
+	"unicode/utf8"
 )
 
 // DecodeObject decodes data, which must be exactly one JSON object, into its
@@ -22,38 +21,35 @@ import (
 // Unicode case folding (strings.EqualFold, so also "ſ" for "s" and the Kelvin
 // sign for "k") without being identical, and, when closed is true, when a
 // member is not in known. Every error wraps ErrInvalidParams (-32602).
-// Member values are not validated beyond being JSON. Safe for concurrent use.
+// Member values are not validated beyond being JSON; they are copies (they
+// outlive data). Data nested deeper than MaxDepth is refused, as the relay
+// refuses it. Safe for concurrent use.
 // encoding/json matches member names case-insensitively and keeps the last
 // of duplicate members, so a lax decode would read what other peers ignore.
 func DecodeObject(data []byte, known []string, closed bool) (map[string]json.RawMessage, error) {
-	if !json.Valid(data) {
+	if !valid(data) {
 		return nil, fmt.Errorf("%w: not valid JSON", ErrInvalidParams)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	i := skipSpace(data, 0)
+	if data[i] != '{' {
 		return nil, fmt.Errorf("%w: not a JSON object", ErrInvalidParams)
 	}
+	// One copy for every value, so that the values outlive data (which
+	// may be a lent read buffer) at the cost of one allocation.
+	data = bytes.Clone(data)
 	out := make(map[string]json.RawMessage)
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
-		}
-		name, _ := tok.(string) // a member name is always a string token here
+	for i = skipSpace(data, i+1); i < len(data) && data[i] == '"'; {
+		kEnd := skipString(data, i)
+		name := stringValue(data[i:kEnd])
 		if err := checkMember(name, out, known, closed); err != nil {
 			return nil, err
 		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, fmt.Errorf("%w: member %q: %v", ErrInvalidParams, name, err)
+		i = skipSpace(data, skipSpace(data, kEnd)+1) // past the ':'
+		vEnd := skipValue(data, i)
+		out[name] = json.RawMessage(data[i:vEnd:vEnd])
+		if i = skipSpace(data, vEnd); data[i] == ',' {
+			i = skipSpace(data, i+1)
 		}
-		out[name] = v
-	}
-	if _, err := dec.Token(); err != nil { // the closing '}'
-		return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: data after the JSON object", ErrInvalidParams)
 	}
 	return out, nil
 }
@@ -87,9 +83,38 @@ func checkMember(name string, seen map[string]json.RawMessage, known []string, c
 // DecodeString decodes raw, which must be a JSON string (not null), into s.
 // The error wraps ErrInvalidParams and names the member what.
 func DecodeString(raw json.RawMessage, what string) (string, error) {
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && skipString(raw, 0) == len(raw) && plainString(raw[1:len(raw)-1]) {
+		return string(raw[1 : len(raw)-1]), nil // what json.Unmarshal would return, without its reflection
+	}
 	var s string
 	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
 		return "", fmt.Errorf("%w: %s must be a string", ErrInvalidParams, what)
 	}
 	return s, nil
+}
+
+// plainString reports whether b, the bytes between the quotes of a JSON
+// string, decode to themselves: no escape, no control character (which
+// JSON forbids unescaped), valid UTF-8 (encoding/json replaces invalid
+// bytes with U+FFFD).
+func plainString(b []byte) bool {
+	ascii := true
+	for _, c := range b {
+		if c == '\\' || c < 0x20 {
+			return false
+		}
+		ascii = ascii && c < 0x80
+	}
+	return ascii || utf8.Valid(b)
+}
+
+// stringValue returns the value of raw, a whole JSON string that valid
+// accepted, as encoding/json decodes it.
+func stringValue(raw []byte) string {
+	if plainString(raw[1 : len(raw)-1]) {
+		return string(raw[1 : len(raw)-1])
+	}
+	var s string
+	_ = json.Unmarshal(raw, &s)
+	return s
 }

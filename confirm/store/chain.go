@@ -32,27 +32,39 @@ var ChainTables = []string{ChainDecisionEvents, ChainPlanItems, ChainModeEvents,
 func ChainContent(table string, fields ...any) []byte {
 	// json.Marshal of the []any, element by element (an array is its
 	// elements' encodings between brackets, comma-separated), integers
-	// without reflection.
+	// and strings that JSON writes as they are without reflection.
 	b := make([]byte, 0, 128)
-	b = append(b, '[')
-	for i, f := range append([]any{table}, fields...) {
-		if i > 0 {
-			b = append(b, ',')
-		}
+	b = appendJSONString(append(b, '['), table)
+	for _, f := range fields {
+		b = append(b, ',')
 		switch v := f.(type) {
 		case int64:
 			b = strconv.AppendInt(b, v, 10)
 		case int:
 			b = strconv.AppendInt(b, int64(v), 10)
+		case string:
+			b = appendJSONString(b, v)
 		default:
-			e, err := json.Marshal(v)
-			if err != nil {
-				panic(fmt.Sprintf("chain content of %s: %v", table, err)) // only strings and integers are passed
-			}
-			b = append(b, e...)
+			panic(fmt.Sprintf("chain content of %s: a %T", table, f)) // only strings and integers are passed
 		}
 	}
 	return append(b, ']')
+}
+
+// appendJSONString appends s as json.Marshal encodes it: as it is between
+// quotes when it is printable ASCII that json.Marshal does not escape (no
+// quote, backslash or HTML character <, > or &), else json.Marshal's own
+// encoding.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			e, _ := json.Marshal(s) // a string always encodes
+			return append(b, e...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // ChainHash returns the hash a row carries: lowercase hex SHA-256 of the

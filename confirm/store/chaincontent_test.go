@@ -26,3 +26,16 @@ func TestChainContentIsTheJSONArray(t *testing.T) {
 		}
 	}
 }
+
+// FuzzChainContentIsTheJSONArray: ChainContent of any two strings and an
+// integer is json.Marshal's array of them.
+func FuzzChainContentIsTheJSONArray(f *testing.F) {
+	f.Add("d-1", "presented", int64(3))
+	f.Add("<a>&", "\x7f\u2028\xff", int64(-1))
+	f.Fuzz(func(t *testing.T, a, b string, n int64) {
+		want, _ := json.Marshal([]any{store.ChainPlanItems, a, n, b})
+		if got := store.ChainContent(store.ChainPlanItems, a, n, b); string(got) != string(want) {
+			t.Fatalf("ChainContent %q, want json.Marshal's %q", got, want)
+		}
+	})
+}

@@ -158,6 +158,17 @@ func (s *Server) command(name string, args ...string) *exec.Cmd {
 	return c
 }
 
+// Log returns what the server has written to its log so far (its
+// WARNINGs and errors among it).
+func (s *Server) Log(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile(s.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // Database creates a new, empty database on s and returns its URL, so
 // that tests sharing one server do not see each other's tables.
 func (s *Server) Database(t testing.TB) string {

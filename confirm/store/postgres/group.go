@@ -53,11 +53,15 @@ type grouper struct {
 // the bound fails the group into lone reruns too, which wait unbounded.
 const groupLockTimeout = "200ms"
 
-// boundLockWait begins a group commit's transaction: a utility statement,
-// which the server runs without planning. The session's own lock_timeout
-// (from the server's, the database's or the role's settings: acpmux never
-// sets it for a session) holds again after the transaction.
-const boundLockWait = `SET LOCAL lock_timeout = '` + groupLockTimeout + `'`
+// boundLockWait begins a group commit's transaction: set_config with
+// is_local, which sets lock_timeout until the transaction ends. (SET LOCAL
+// would do the same, but the statements of a pipeline up to its Sync are
+// an implicit transaction, not a transaction block, so the server answered
+// each SET LOCAL with a WARNING, in its log and to the client.) The
+// session's own lock_timeout (from the server's, the database's or the
+// role's settings: acpmux never sets it for a session) holds again after
+// the transaction.
+const boundLockWait = `SELECT set_config('lock_timeout', '` + groupLockTimeout + `', true)`
 
 // grouped runs b, the pipelined statements of a write of decision id,
 // then the chain_append_lane of its chained rows chain (which may be nil)

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,5 +84,30 @@ func TestALockedRowDelaysOnlyItsOwnWrite(t *testing.T) {
 		if err != nil || rec.Status != store.StatusTimedOut || len(rec.Events) != 2 {
 			t.Fatalf("%s: %+v %v, want timed_out with its event", id, rec, err)
 		}
+	}
+}
+
+// TestGroupCommitLeavesNoWarning: the group commit's transactions (an
+// insert, a claim, an append) put no WARNING in the server's log; its
+// bound on lock waits (boundLockWait) once was a SET LOCAL, which the
+// server answers with one for every transaction of a pipeline.
+func TestGroupCommitLeavesNoWarning(t *testing.T) {
+	srv := pgtest.Start(t)
+	s := open(t, srv.Database(t))
+	ctx := context.Background()
+	at := time.Now().UTC()
+	if _, _, err := s.Insert(ctx, openRecord("w1", at)); err != nil {
+		t.Fatal(err)
+	}
+	won, err := s.Claim(ctx, "w1", store.Transition{Status: store.StatusAnswered, Reason: store.ReasonAnswered, At: at,
+		Answer: &store.Answer{OptionID: "allow"}, By: "test", Event: store.Event{Seq: 2, At: at, Type: store.EventAnswered}})
+	if err != nil || !won {
+		t.Fatalf("claim: won %v, %v", won, err)
+	}
+	if err := s.Append(ctx, "w1", store.Event{Seq: 3, At: at, Type: store.EventDelivered}); err != nil {
+		t.Fatal(err)
+	}
+	if log := srv.Log(t); strings.Contains(log, "WARNING") {
+		t.Fatalf("the server logged a warning:\n%s", log)
 	}
 }
