@@ -98,6 +98,11 @@ func inboxMain(args []string, s stdio) int {
 
 // runInbox serves the inbox until ctx ends.
 func runInbox(ctx context.Context, f *inboxFlags, stderr io.Writer, log *slog.Logger) error {
+	if _, err := existingStore(f.state); errors.Is(err, errNoStore) || errors.Is(err, errNotAStore) { // storecheck.go
+		// Not refused: the inbox may start before the first bridge. But a
+		// mistyped --state would show an empty inbox and say nothing.
+		log.Warn("no bridge has used this store yet: the inbox creates it, and shows decisions once bridges run with the same --state", "state", redactState(f.state))
+	}
 	st, err := openState(f.state)
 	if err != nil {
 		return err

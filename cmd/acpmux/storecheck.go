@@ -14,6 +14,10 @@ import (
 // acpmux schema.
 var errNotAStore = errors.New("not an acpmux store, or copied without its -wal file")
 
+// errNoStore is what existingStore's error wraps when the SQLite file is
+// not there.
+var errNoStore = errors.New("no decision store")
+
 // existingStore resolves state (the default file when empty) for a
 // command that only reads or trims a store: the SQLite file must exist
 // and, like a PostgreSQL database, already hold an acpmux schema, so that
@@ -39,7 +43,7 @@ func existingStore(state string) (string, error) {
 		ok, err = postgres.IsStore(ctx, state)
 	} else {
 		if _, err := os.Stat(state); errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("no decision store at %s: acpmux run creates it; pass --state with the file or postgres:// URL it used", state)
+			return "", fmt.Errorf("%w at %s: acpmux run creates it; pass --state with the file or postgres:// URL it used", errNoStore, state)
 		} else if err != nil {
 			return "", fmt.Errorf("no decision store: %w", err)
 		}

@@ -57,8 +57,10 @@ type PruneResult struct {
 // docs/decisions.md, "Retention"). Both stores implement it.
 type Pruner interface {
 	// Prune deletes, in one transaction, every closed decision whose
-	// ClosedAt is before before, with its journal and its feed events,
-	// and the feed events of sessions (no DecisionID) older than before.
+	// ClosedAt is before before, with its journal, its feed events and
+	// the notes left for its owner that it never took ([Notes]: those of
+	// a bridge that died), and the feed events of sessions (no
+	// DecisionID) older than before.
 	// It keeps open decisions whatever their age, the decision an ALWAYS
 	// verdict ([Rule].DecisionID) was granted by, every audit row
 	// ([PlanItem]: they are immutable), every [Rule] and mode event.

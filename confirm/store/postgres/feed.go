@@ -124,6 +124,9 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (store.PruneResult,
 		if _, err := tx.Exec(ctx, `DELETE FROM decision_events WHERE decision_id = ANY($1)`, ids); err != nil {
 			return err
 		}
+		if _, err := tx.Exec(ctx, `DELETE FROM decision_notes WHERE decision_id = ANY($1)`, ids); err != nil {
+			return err
+		}
 		tag, err = tx.Exec(ctx, `DELETE FROM decisions WHERE id = ANY($1)`, ids)
 		if err != nil {
 			return err

@@ -112,6 +112,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (store.PruneResult,
 	}{
 		{&res.Feed, pruneFeed},
 		{nil, `DELETE FROM decision_events WHERE decision_id IN (` + prunable + `)`},
+		{nil, `DELETE FROM decision_notes WHERE decision_id IN (` + prunable + `)`},
 		{&res.Decisions, `DELETE FROM decisions WHERE id IN (` + prunable + `)`},
 	}
 	for _, st := range steps {

@@ -164,6 +164,14 @@ func prune(t *testing.T, s FeedStore) {
 	appendFeed(t, s, store.FeedEvent{At: old, Type: store.FeedSessionStarted, SessionID: "s"})
 	appendFeed(t, s, store.FeedEvent{At: now, Type: store.FeedSessionStarted, SessionID: "s2"})
 
+	notes, hasNotes := store.Store(s).(store.Notes)
+	if hasNotes { // notes no owner took (a bridge that died): the old decision's goes with it
+		for _, id := range []string{"old", "recent"} {
+			if err := notes.AddNote(ctx, id, store.Event{At: old, Type: store.EventAnswered, Host: "other", Detail: id}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	chain, chained := store.Store(s).(store.Chain)
 	var before int64
 	if chained {
@@ -183,6 +191,12 @@ func prune(t *testing.T, s FeedStore) {
 	}
 	if res != (store.PruneResult{Decisions: 1, Feed: 2}) {
 		t.Errorf("prune result %+v, want 1 decision and 2 feed events", res)
+	}
+	if hasNotes {
+		got, err := notes.TakeNotes(ctx, "")
+		if err != nil || len(got) != 1 || got[0].DecisionID != "recent" {
+			t.Errorf("notes after prune: %+v, %v; want only the recent decision's", got, err)
+		}
 	}
 	if _, err := s.Get(ctx, "old"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the old closed decision: %v, want ErrNotFound", err)
