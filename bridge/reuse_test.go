@@ -235,30 +235,7 @@ func checkReplay(t *testing.T, h *testHost, flood []string) {
 func TestLateHostGetsAReplayLongerThanItsQueue(t *testing.T) {
 	const n = 15000
 	flood := floodLines("s1", n)
-	var script strings.Builder
-	script.WriteString(`recv initialize
-send {"jsonrpc":"2.0","id":$ID,"result":{"protocolVersion":1}}
-recv session/new
-send {"jsonrpc":"2.0","id":$ID,"result":{"sessionId":"s1"}}
-recv session/prompt
-`)
-	for _, l := range flood {
-		script.WriteString("send " + l + "\n")
-	}
-	script.WriteString(`send {"jsonrpc":"2.0","id":$ID,"result":{"stopReason":"end_turn"}}` + "\n")
-	script.WriteString("waiteof\n")
-	_, add, _ := startBridge(t, script.String(), bridge.Options{})
-	ide := add("ide", true, 1<<16)
-	ide.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
-	ide.next()
-	ide.send(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
-	ide.next()
-	ide.send(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`)
-	for {
-		if m := ide.next(); m["id"] != nil {
-			break // the prompt's response: the flood is in the replay log
-		}
-	}
+	add := promptedThrough(t, flood, bridge.Options{})
 	late := add("late", false, 64)
 	late.send(`{"jsonrpc":"2.0","id":"att","method":"session/attach","params":{"sessionId":"s1","historyPolicy":"full"}}`)
 	if m := late.next(); m["id"] != "att" || m["result"] == nil {
@@ -278,31 +255,7 @@ func TestNegativeReplayBudgetKeepsNoReplayLog(t *testing.T) {
 		wantReplay bool
 	}{{0, true}, {-1, false}} {
 		t.Run(fmt.Sprint("budget=", tc.budget), func(t *testing.T) {
-			flood := floodLines("s1", 20)
-			var script strings.Builder
-			script.WriteString(`recv initialize
-send {"jsonrpc":"2.0","id":$ID,"result":{"protocolVersion":1}}
-recv session/new
-send {"jsonrpc":"2.0","id":$ID,"result":{"sessionId":"s1"}}
-recv session/prompt
-`)
-			for _, l := range flood {
-				script.WriteString("send " + l + "\n")
-			}
-			script.WriteString(`send {"jsonrpc":"2.0","id":$ID,"result":{"stopReason":"end_turn"}}` + "\n")
-			script.WriteString("waiteof\n")
-			_, add, _ := startBridge(t, script.String(), bridge.Options{ReplayMaxBytes: tc.budget})
-			ide := add("ide", true, 1<<16)
-			ide.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
-			ide.next()
-			ide.send(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
-			ide.next()
-			ide.send(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`)
-			for {
-				if m := ide.next(); m["id"] != nil {
-					break // the prompt's response: the flood went by
-				}
-			}
+			add := promptedThrough(t, floodLines("s1", 20), bridge.Options{ReplayMaxBytes: tc.budget})
 			late := add("late", false, 64)
 			late.send(`{"jsonrpc":"2.0","id":"att","method":"session/attach","params":{"sessionId":"s1","historyPolicy":"full"}}`)
 			if m := late.next(); m["id"] != "att" || m["result"] == nil {
@@ -319,5 +272,36 @@ recv session/prompt
 				t.Fatalf("after the attach's result: %v, want the second attach's result", m)
 			}
 		})
+	}
+}
+
+// promptedThrough starts a bridge with opts whose agent answers one
+// prompt turn of session s1 with the notifications flood, and an IDE host
+// that runs that turn to its end; it returns the bridge's add.
+func promptedThrough(t *testing.T, flood []string, opts bridge.Options) func(id string, blocking bool, queue int) *testHost {
+	t.Helper()
+	var script strings.Builder
+	script.WriteString(`recv initialize
+send {"jsonrpc":"2.0","id":$ID,"result":{"protocolVersion":1}}
+recv session/new
+send {"jsonrpc":"2.0","id":$ID,"result":{"sessionId":"s1"}}
+recv session/prompt
+`)
+	for _, l := range flood {
+		script.WriteString("send " + l + "\n")
+	}
+	script.WriteString(`send {"jsonrpc":"2.0","id":$ID,"result":{"stopReason":"end_turn"}}` + "\n")
+	script.WriteString("waiteof\n")
+	_, add, _ := startBridge(t, script.String(), opts)
+	ide := add("ide", true, 1<<16)
+	ide.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`)
+	ide.next()
+	ide.send(`{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp","mcpServers":[]}}`)
+	ide.next()
+	ide.send(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"s1","prompt":[]}}`)
+	for {
+		if m := ide.next(); m["id"] != nil {
+			return add // the prompt's response: the flood went by
+		}
 	}
 }
