@@ -92,12 +92,13 @@ type daily struct {
 	stop chan struct{}
 }
 
-// openDaily builds the feed writer, the recorder (opening --record) and
-// the pruner for st. It starts nothing.
-func openDaily(f *dailyFlags, st store.Store, log *slog.Logger) (*daily, error) {
+// openDaily builds the feed writer (its events carry bridgeID, the
+// relay's bridge id in st), the recorder (opening --record) and the
+// pruner for st. It starts nothing.
+func openDaily(f *dailyFlags, st store.Store, bridgeID string, log *slog.Logger) (*daily, error) {
 	d := &daily{log: log, retain: time.Duration(f.retain), stop: make(chan struct{})}
 	if fs, ok := st.(store.Feed); ok {
-		d.feed = newFeedWriter(fs, log)
+		d.feed = newFeedWriter(fs, bridgeID, log)
 	}
 	if p, ok := st.(store.Pruner); ok {
 		d.pruner = p

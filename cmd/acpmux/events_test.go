@@ -56,7 +56,8 @@ func watchLines(t *testing.T, base, token string, after int64, asJSON bool) <-ch
 // agent that asks one permission, and follows GET /v1/events with
 // "acpmux decisions watch --json" from the start of the store: session
 // started, decision opened, answered (by the IDE, with its optionId) and
-// closed come in that order; session.ended is in the store after the
+// closed come in that order, each naming the relay's bridge (bridgeId, the
+// id GET /v1/sessions gives it); session.ended is in the store after the
 // relay exits.
 func TestEventsOfARelaySession(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state.db")
@@ -72,6 +73,15 @@ func TestEventsOfARelaySession(t *testing.T) {
 	r.send(t, string(b))
 	r.waitFor(t, "")
 
+	var sessions struct {
+		Sessions []struct {
+			Bridge struct{ ID string }
+		}
+	}
+	if code := (api{r.apiURL, r.token}).do(t, "GET", "/v1/sessions", "", &sessions); code != 200 || len(sessions.Sessions) != 1 || sessions.Sessions[0].Bridge.ID == "" {
+		t.Fatalf("sessions: %d %+v, want one with its bridge", code, sessions)
+	}
+	bridgeID := sessions.Sessions[0].Bridge.ID
 	var last int64
 	for _, want := range []struct {
 		typ  store.FeedType
@@ -87,8 +97,8 @@ func TestEventsOfARelaySession(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatalf("watch --json line %q: %v", line, err)
 		}
-		if ev.Type != want.typ || ev.ID <= last || ev.SessionID != "s1" || !strings.Contains(string(ev.Data), want.data) {
-			t.Fatalf("event %s, want %s with %s after id %d", line, want.typ, want.data, last)
+		if ev.Type != want.typ || ev.ID <= last || ev.SessionID != "s1" || ev.BridgeID != bridgeID || !strings.Contains(string(ev.Data), want.data) {
+			t.Fatalf("event %s, want %s of bridge %s with %s after id %d", line, want.typ, bridgeID, want.data, last)
 		}
 		last = ev.ID
 	}
@@ -115,7 +125,7 @@ func TestDecisionsWatchReconnectsWhereItLeftOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	feed := newFeedWriter(st, slog.New(slog.DiscardHandler))
+	feed := newFeedWriter(st, "", slog.New(slog.DiscardHandler))
 	var mu sync.Mutex
 	var lastIDs []string
 	h := httpapi.Events(feed, httpapi.EventsOptions{})

@@ -21,6 +21,7 @@ const feedQueueLen = 1024
 // A full queue drops the event (counted and logged). run writes until close.
 type feedWriter struct {
 	st      store.Feed
+	bridge  string // the relay's bridge id (store.Bridge.ID), on every event it adds
 	log     *slog.Logger
 	now     func() time.Time
 	queue   chan store.FeedEvent
@@ -33,8 +34,10 @@ type feedWriter struct {
 	changed chan struct{} // closed and replaced after each append
 }
 
-func newFeedWriter(st store.Feed, log *slog.Logger) *feedWriter {
-	return &feedWriter{st: st, log: log, now: time.Now, queue: make(chan store.FeedEvent, feedQueueLen),
+// newFeedWriter returns the writer of a relay whose bridge id in st is
+// bridgeID ("" for a store no other process shares).
+func newFeedWriter(st store.Feed, bridgeID string, log *slog.Logger) *feedWriter {
+	return &feedWriter{st: st, bridge: bridgeID, log: log, now: time.Now, queue: make(chan store.FeedEvent, feedQueueLen),
 		stop: make(chan struct{}), done: make(chan struct{}), changed: make(chan struct{})}
 }
 
@@ -68,7 +71,7 @@ func (f *feedWriter) AppendFeed(ctx context.Context, ev store.FeedEvent) (store.
 // add queues one event without waiting.
 func (f *feedWriter) add(typ store.FeedType, sessionID, decisionID string, data any) {
 	raw, _ := json.Marshal(data)
-	ev := store.FeedEvent{At: f.now().UTC(), Type: typ, SessionID: sessionID, DecisionID: decisionID, Data: raw}
+	ev := store.FeedEvent{At: f.now().UTC(), Type: typ, SessionID: sessionID, DecisionID: decisionID, BridgeID: f.bridge, Data: raw}
 	select {
 	case f.queue <- ev:
 	default:

@@ -165,7 +165,7 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 	}
 	r := &relay{log: log, stderr: stderr, store: st, gate: gate}
 	r.shared = sharedBridge(st, f.name, argv) // shared.go
-	if r.daily, err = openDaily(&f.daily, st, log); err != nil {
+	if r.daily, err = openDaily(&f.daily, st, r.shared.ID, log); err != nil {
 		st.Close()
 		return nil, err
 	}

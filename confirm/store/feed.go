@@ -25,12 +25,18 @@ const (
 // process sharing the store, so a client that saw ID n resumes with the
 // events after n. Data is a JSON object, kept as given. JSON in camelCase.
 type FeedEvent struct {
-	ID         int64           `json:"id"`
-	At         time.Time       `json:"at"`
-	Type       FeedType        `json:"type"`
-	SessionID  string          `json:"sessionId,omitempty"`
-	DecisionID string          `json:"decisionId,omitempty"`
-	Data       json.RawMessage `json:"data,omitempty"`
+	ID         int64     `json:"id"`
+	At         time.Time `json:"at"`
+	Type       FeedType  `json:"type"`
+	SessionID  string    `json:"sessionId,omitempty"`
+	DecisionID string    `json:"decisionId,omitempty"`
+	// BridgeID is the id of the bridge whose relay wrote the event
+	// ([Bridge].ID): which of the bridges sharing a store it is about,
+	// since their agents choose session ids that may collide. Empty for
+	// a store no other process shares, and for events written before
+	// stores kept it.
+	BridgeID string          `json:"bridgeId,omitempty"`
+	Data     json.RawMessage `json:"data,omitempty"`
 }
 
 // Feed is the event feed of a store. Both stores implement it; safe for

@@ -36,8 +36,8 @@ func (s *Store) AppendFeed(ctx context.Context, ev store.FeedEvent) (store.FeedE
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, feedLock); err != nil {
 			return err
 		}
-		return tx.QueryRow(ctx, `INSERT INTO feed_events (at, type, session_id, decision_id, data)
-			VALUES ($1, $2, $3, $4, $5) RETURNING id`, nanos(ev.At), string(ev.Type), ev.SessionID, ev.DecisionID, string(ev.Data)).Scan(&ev.ID)
+		return tx.QueryRow(ctx, `INSERT INTO feed_events (at, type, session_id, decision_id, data, bridge_id)
+			VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, nanos(ev.At), string(ev.Type), ev.SessionID, ev.DecisionID, string(ev.Data), ev.BridgeID).Scan(&ev.ID)
 	})
 	if err != nil {
 		return ev, fmt.Errorf("store feed: %w", err)
@@ -48,7 +48,7 @@ func (s *Store) AppendFeed(ctx context.Context, ev store.FeedEvent) (store.FeedE
 
 // FeedAfter implements [store.Feed].
 func (s *Store) FeedAfter(ctx context.Context, after int64, limit int) ([]store.FeedEvent, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, at, type, session_id, decision_id, data FROM feed_events
+	rows, err := s.pool.Query(ctx, `SELECT id, at, type, session_id, decision_id, data, bridge_id FROM feed_events
 		WHERE id > $1 ORDER BY id LIMIT $2`, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store feed: %w", err)
@@ -59,7 +59,7 @@ func (s *Store) FeedAfter(ctx context.Context, after int64, limit int) ([]store.
 		var ev store.FeedEvent
 		var at int64
 		var typ, data string
-		if err := rows.Scan(&ev.ID, &at, &typ, &ev.SessionID, &ev.DecisionID, &data); err != nil {
+		if err := rows.Scan(&ev.ID, &at, &typ, &ev.SessionID, &ev.DecisionID, &data, &ev.BridgeID); err != nil {
 			return nil, fmt.Errorf("store feed: %w", err)
 		}
 		ev.At, ev.Type = fromNanos(at), store.FeedType(typ)

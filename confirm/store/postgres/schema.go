@@ -92,6 +92,7 @@ var migrations = []string{
 	migrationChainAppend,   // chainappend.go
 	migrationLanes,         // lanes.go
 	migrationRuleKeys,      // rulekeys.go
+	migrationFeedBridge,    // feedbridge.go
 }
 
 // migrationLock is the key of the transaction-level advisory lock that

@@ -29,8 +29,8 @@ const migrationFeed = `CREATE TABLE feed_events (
 func (s *Store) AppendFeed(ctx context.Context, ev store.FeedEvent) (store.FeedEvent, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	err := s.w.QueryRowContext(ctx, `INSERT INTO feed_events (at, type, session_id, decision_id, data)
-		VALUES (?, ?, ?, ?, ?) RETURNING id`, nanos(ev.At), string(ev.Type), ev.SessionID, ev.DecisionID, string(ev.Data)).Scan(&ev.ID)
+	err := s.w.QueryRowContext(ctx, `INSERT INTO feed_events (at, type, session_id, decision_id, data, bridge_id)
+		VALUES (?, ?, ?, ?, ?, ?) RETURNING id`, nanos(ev.At), string(ev.Type), ev.SessionID, ev.DecisionID, string(ev.Data), ev.BridgeID).Scan(&ev.ID)
 	if err != nil {
 		return ev, fmt.Errorf("store feed: %w", err)
 	}
@@ -42,7 +42,7 @@ func (s *Store) AppendFeed(ctx context.Context, ev store.FeedEvent) (store.FeedE
 func (s *Store) FeedAfter(ctx context.Context, after int64, limit int) ([]store.FeedEvent, error) {
 	out := []store.FeedEvent{}
 	err := s.read(func(q querier) error {
-		rows, err := q.QueryContext(ctx, `SELECT id, at, type, session_id, decision_id, data FROM feed_events
+		rows, err := q.QueryContext(ctx, `SELECT id, at, type, session_id, decision_id, data, bridge_id FROM feed_events
 			WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
 		if err != nil {
 			return err
@@ -52,7 +52,7 @@ func (s *Store) FeedAfter(ctx context.Context, after int64, limit int) ([]store.
 			var ev store.FeedEvent
 			var at int64
 			var typ, data string
-			if err := rows.Scan(&ev.ID, &at, &typ, &ev.SessionID, &ev.DecisionID, &data); err != nil {
+			if err := rows.Scan(&ev.ID, &at, &typ, &ev.SessionID, &ev.DecisionID, &data, &ev.BridgeID); err != nil {
 				return err
 			}
 			ev.At, ev.Type = fromNanos(at), store.FeedType(typ)

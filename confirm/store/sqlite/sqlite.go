@@ -176,6 +176,7 @@ var migrations = []string{
 	migrationNotes,       // notes.go
 	migrationFeedAt,      // feedindex.go
 	migrationLanes,       // lanes.go
+	migrationFeedBridge,  // feedbridge.go
 }
 
 func (s *Store) migrate() error {

@@ -57,7 +57,8 @@ func feedResume(t *testing.T, s FeedStore) {
 	var all []store.FeedEvent
 	for i, typ := range []store.FeedType{store.FeedSessionStarted, store.FeedDecisionOpened, store.FeedDecisionAnswered, store.FeedDecisionClosed} {
 		ev := appendFeed(t, s, store.FeedEvent{At: at.Add(time.Duration(i) * time.Second), Type: typ, SessionID: "s1",
-			DecisionID: map[bool]string{true: "d1"}[i > 0], Data: json.RawMessage(`{"n":` + string(rune('0'+i)) + `}`)})
+			DecisionID: map[bool]string{true: "d1"}[i > 0], BridgeID: map[bool]string{true: "bridge-a"}[i == 2],
+			Data: json.RawMessage(`{"n":` + string(rune('0'+i)) + `}`)})
 		if ev.ID <= 0 || (len(all) > 0 && ev.ID <= all[len(all)-1].ID) {
 			t.Fatalf("event %d got id %d after %v", i, ev.ID, all)
 		}
@@ -71,7 +72,7 @@ func feedResume(t *testing.T, s FeedStore) {
 		t.Fatalf("after %d: %+v, err %v; want the last two of %+v", all[1].ID, got, err, all)
 	}
 	if g := got[0]; !g.At.Equal(all[2].At) || g.At.Location() != time.UTC || g.Type != store.FeedDecisionAnswered ||
-		g.SessionID != "s1" || g.DecisionID != "d1" || string(g.Data) != `{"n":2}` {
+		g.SessionID != "s1" || g.DecisionID != "d1" || g.BridgeID != "bridge-a" || string(g.Data) != `{"n":2}` || got[1].BridgeID != "" {
 		t.Errorf("stored event %+v, want %+v (time in UTC)", g, all[2])
 	}
 	if got, _ := s.FeedAfter(ctx, 0, 3); len(got) != 3 || got[0].ID != all[0].ID {
