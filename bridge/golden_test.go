@@ -221,7 +221,7 @@ func splitLines(s string) []string {
 // Sections: "agent" (the fake agent's script), "host" (the primary host's
 // input, host "ide"), "host:NAME" (the input of another host NAME), and
 // "want-host", "want-host:NAME", "want-agent", "want-exit", "want-stderr"
-// (lines the stderr must contain). "broker" puts a [confirm.Broker] (its
+// (lines the stderr must contain), "reject-stderr" (text it must not). "broker" puts a [confirm.Broker] (its
 // content: the decisions' timeout, default 1m) between the bridge and the
 // hosts, so that a permission request is presented to every host of the
 // session. "exact" lists sides compared byte for byte. In a want line the
@@ -369,6 +369,11 @@ func compareTranscript(sec map[string]string, got transcript, naming map[string]
 	for _, w := range splitLines(sec["want-stderr"]) {
 		if !strings.Contains(got.stderr, w) {
 			errs = append(errs, fmt.Sprintf("stderr lacks %q", w))
+		}
+	}
+	for _, w := range splitLines(sec["reject-stderr"]) {
+		if strings.Contains(got.stderr, w) {
+			errs = append(errs, fmt.Sprintf("stderr has %q", w))
 		}
 	}
 	slices.Sort(errs)

@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -406,6 +407,14 @@ func (batch *hostBatch) take(hb hostBatch) {
 func (h *Host) mintID() ([]byte, string) {
 	n := h.nextID.Add(1)
 	return strconv.AppendInt(nil, n, 10), "n" + strconv.FormatInt(n, 10)
+}
+
+// minted reports whether key (an id's map key, acp.IDKey) is one of the
+// ids mintID has given out: a request acpmux sent this host.
+func (h *Host) minted(key string) bool {
+	s, ok := strings.CutPrefix(key, "n")
+	n, err := strconv.ParseInt(s, 10, 64)
+	return ok && err == nil && n >= 1 && n <= h.nextID.Load()
 }
 
 // sendRequest sends request msg (envelope env) to the host under a fresh id

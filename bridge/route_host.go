@@ -418,11 +418,18 @@ func (b *Bridge) hostResponse(h *Host, msg []byte, env acp.Envelope) {
 	delete(h.outgoing, key)
 	h.mu.Unlock()
 	if oc == nil {
-		b.stats.dropped.Add(1)
-		if env.Error.Present() {
-			// Typically -32800 for a request acpmux withdrew: as ACP asks.
-			b.log.Debug("host answered a withdrawn or unknown request with an error; dropped", "host", h.ID, "id", string(env.ID.Bytes(msg)))
-		} else {
+		switch {
+		case h.minted(key):
+			// A request acpmux sent and no longer waits for: withdrawn
+			// ($/cancel_request crossed the answer; after session/cancel ACP
+			// has the client answer a pending permission request
+			// "cancelled") or answered before. Not an error of the host.
+			b.log.Debug("host answered a request acpmux no longer waits for (withdrawn or answered); dropped", "host", h.ID, "id", string(env.ID.Bytes(msg)))
+		case env.Error.Present():
+			b.stats.dropped.Add(1)
+			b.log.Debug("host answered an unknown request with an error; dropped", "host", h.ID, "id", string(env.ID.Bytes(msg)))
+		default:
+			b.stats.dropped.Add(1)
 			b.log.Warn("host answered a request it was not sent; dropped", "host", h.ID, "id", string(env.ID.Bytes(msg)))
 		}
 		return
