@@ -29,7 +29,7 @@ func TestRunStartFailuresExit1(t *testing.T) {
 		args   []string
 		stderr string
 	}{
-		{"store", []string{"--state", filepath.Join(notDir, "state.db")}, "open decision store"},
+		{"store", []string{"--state", filepath.Join(notDir, "state.db")}, "open store "},
 		{"token file", []string{"--state", ":memory:", "--listen", "127.0.0.1:0", "--token-file", filepath.Join(notDir, "token")}, "--token-file"},
 		{"bind", []string{"--state", ":memory:", "--listen", busy.Addr().String(), "--token-file", tokenFile}, "--listen"},
 	}

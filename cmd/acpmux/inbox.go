@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -18,6 +19,8 @@ import (
 	"github.com/acpmux/acpmux/bridge/web"
 	"github.com/acpmux/acpmux/confirm"
 	"github.com/acpmux/acpmux/confirm/store"
+	"github.com/acpmux/acpmux/confirm/store/postgres"
+	"github.com/acpmux/acpmux/confirm/store/sqlite"
 )
 
 func init() {
@@ -98,10 +101,20 @@ func inboxMain(args []string, s stdio) int {
 
 // runInbox serves the inbox until ctx ends.
 func runInbox(ctx context.Context, f *inboxFlags, stderr io.Writer, log *slog.Logger) error {
-	if _, err := existingStore(f.state); errors.Is(err, errNoStore) || errors.Is(err, errNotAStore) { // storecheck.go
+	if where, err := existingStore(f.state); errors.Is(err, errNoStore) || errors.Is(err, errNotAStore) { // storecheck.go
 		// Not refused: the inbox may start before the first bridge. But a
-		// mistyped --state would show an empty inbox and say nothing.
-		log.Warn("no bridge has used this store yet: the inbox creates it, and shows decisions once bridges run with the same --state", "state", redactState(f.state))
+		// mistyped --state would show an empty inbox and say nothing: name
+		// the file in full.
+		if !postgres.IsURL(f.state) {
+			where = f.state
+			if where == "" {
+				where, _ = sqlite.DefaultPath()
+			}
+			if abs, err := filepath.Abs(where); err == nil {
+				where = abs
+			}
+		}
+		log.Warn("no bridge has used this store yet: the inbox creates it, and shows decisions once bridges run with the same --state", "state", redactState(where))
 	}
 	st, err := openState(f.state)
 	if err != nil {

@@ -47,7 +47,7 @@ func openState(state string) (stateStore, error) {
 	}
 	st, err := sqlite.Open(state)
 	if err != nil {
-		return nil, fmt.Errorf("open decision store %s: %w (choose another with --state, or --state :memory:)", state, err)
+		return nil, fmt.Errorf("%w (choose another with --state, or --state :memory:)", err) // sqlite.Open's error names the file
 	}
 	return st, nil
 }

@@ -68,7 +68,7 @@ const MemoryPath = ":memory:"
 func Open(path string) (*Store, error) {
 	dsn, err := storeDSN(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -109,10 +109,10 @@ func storeDSN(path string) (string, error) {
 		return ":memory:?" + common, nil
 	}
 	if path == "" {
-		return "", fmt.Errorf("open store: empty path")
+		return "", errors.New("empty path")
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return "", fmt.Errorf("open store: %w", err)
+		return "", err
 	}
 	return fileURI(path, common+"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)") // probe.go
 }
