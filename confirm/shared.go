@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/acpmux/acpmux/confirm/policy"
 	"github.com/acpmux/acpmux/confirm/store"
 )
 
@@ -433,7 +434,9 @@ func (b *Broker) answerRemote(ctx context.Context, rec store.Record, snap Snapsh
 		by = hostID + "@inbox"
 	}
 	if a.Scope != "" && a.Scope != "ONCE" {
-		return v, false, b.noteRefused(ctx, rec.ID, by, fmt.Errorf("%w: scope %s is kept by the bridge that asked: answer it there", ErrInvalidAnswer, a.Scope))
+		// Both errors: an answer that is refused (the decision stays
+		// open), as a scope (HTTP 400 scope_refused).
+		return v, false, b.noteRefused(ctx, rec.ID, by, fmt.Errorf("%w: %w: scope %s is remembered by the bridge that asked, so only that bridge's own hosts (its IDE, or its page with --listen) can give it; through the shared store answer ONCE", ErrInvalidAnswer, policy.ErrScopeRefused, a.Scope))
 	}
 	if snap.Gate != nil && snap.Gate.Approval != nil {
 		return v, false, b.noteRefused(ctx, rec.ID, by, fmt.Errorf("%w: a rule names who may answer this decision (rule %s): answer it at the bridge that asked", ErrForbidden, snap.Gate.DecidedBy))

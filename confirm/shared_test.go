@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/policy"
 	"github.com/acpmux/acpmux/confirm/store"
 	"github.com/acpmux/acpmux/confirm/store/sqlite"
 )
@@ -70,7 +71,8 @@ func TestAnswerFromAnotherBridgeReachesOwner(t *testing.T) {
 }
 
 // TestAnswerFromAnotherBridgeChecksTheOffer: an optionId that was not
-// offered is refused by the answering bridge and the decision stays open.
+// offered, or a scope other than ONCE (the asking bridge remembers those),
+// is refused by the answering bridge and the decision stays open.
 func TestAnswerFromAnotherBridgeChecksTheOffer(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	a := sharedBroker(t, path, "A", confirm.Options{})
@@ -78,9 +80,13 @@ func TestAnswerFromAnotherBridgeChecksTheOffer(t *testing.T) {
 	ide := newHost("ide")
 	ch := ask(a, req("sess-1", "k"), ide)
 	d := ide.wait(t)
-	for _, ans := range []confirm.Answer{{OptionID: "allow-always"}, {OptionID: "Allow-Once"}, {OptionID: "allow-once", Scope: "ALWAYS"}} {
-		if _, _, err := b.Answer(context.Background(), "sess-1", d.ID(), "http", ans); !errors.Is(err, confirm.ErrInvalidAnswer) {
+	for _, ans := range []confirm.Answer{{OptionID: "allow-always"}, {OptionID: "Allow-Once"}, {OptionID: "allow-once", Scope: "ALWAYS"}, {OptionID: "allow-once", Scope: "SESSION"}} {
+		_, _, err := b.Answer(context.Background(), "sess-1", d.ID(), "http", ans)
+		if !errors.Is(err, confirm.ErrInvalidAnswer) {
 			t.Errorf("answer %+v: %v, want ErrInvalidAnswer", ans, err)
+		}
+		if scoped := ans.Scope != ""; errors.Is(err, policy.ErrScopeRefused) != scoped {
+			t.Errorf("answer %+v: %v; a scope refusal (scope_refused): %v", ans, err, scoped)
 		}
 	}
 	if d.Status() != store.StatusOpen {
