@@ -92,6 +92,8 @@ func attachMain(args []string, s stdio) int {
 	if err != nil {
 		if resp != nil && refusedToken(url, path, resp.StatusCode) != "" {
 			fmt.Fprintf(s.err, "acpmux attach: %s\n", refusedToken(url, path, resp.StatusCode)) // hints.go
+		} else if resp != nil && resp.StatusCode == http.StatusNotFound {
+			fmt.Fprintf(s.err, "acpmux attach: %s: %s: nothing serves ACP there; attach to a bridge started with acpmux run --listen (acpmux inbox has no agent, so no /acp)\n", url, resp.Status)
 		} else if resp != nil {
 			fmt.Fprintf(s.err, "acpmux attach: %s: %s\n", url, resp.Status)
 		} else {

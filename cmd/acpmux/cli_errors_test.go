@@ -2,6 +2,9 @@ package main
 
 import (
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +20,12 @@ func TestCLIErrorsSayWhatToDo(t *testing.T) {
 	}
 	defer ln.Close()
 	busy := ln.Addr().String()
+	noACP := httptest.NewServer(http.NotFoundHandler()) // an inbox: no /acp
+	defer noACP.Close()
+	tok := filepath.Join(dir, "tok")
+	if err := os.WriteFile(tok, []byte("t\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		args []string
 		code int
@@ -32,6 +41,7 @@ func TestCLIErrorsSayWhatToDo(t *testing.T) {
 			"the address is in use (another acpmux, or another program, listens there): pick another port, or 127.0.0.1:0 for a free one"},
 		{[]string{"run", "--listen", "127.0.0.1:99999", "--", "true"}, 2, "the port must be a number from 0 to 65535"},
 		{[]string{"inbox", "--listen", "127.0.0.1:http", "--state", filepath.Join(dir, "s.db")}, 2, "the port must be a number from 0 to 65535"},
+		{[]string{"attach", "--token-file", tok, noACP.URL}, 1, "nothing serves ACP there; attach to a bridge started with acpmux run --listen"},
 		{[]string{"token", "add", "token-file", "--role", "approver", "--state", filepath.Join(dir, "s.db")}, 2, `name "token-file" is reserved`},
 	} {
 		code, _, errs := runCLI(tt.args...)
