@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -38,10 +39,11 @@ func DecodeObject(data []byte, known []string, closed bool) (map[string]json.Raw
 	// may be a lent read buffer) at the cost of one allocation.
 	data = bytes.Clone(data)
 	out := make(map[string]json.RawMessage)
+	folded := make(map[string]string) // foldKey of each member name → the name
 	for i = skipSpace(data, i+1); i < len(data) && data[i] == '"'; {
 		kEnd := skipString(data, i)
 		name := stringValue(data[i:kEnd])
-		if err := checkMember(name, out, known, closed); err != nil {
+		if err := checkMember(name, out, folded, known, closed); err != nil {
 			return nil, err
 		}
 		i = skipSpace(data, skipSpace(data, kEnd)+1) // past the ':'
@@ -54,16 +56,18 @@ func DecodeObject(data []byte, known []string, closed bool) (map[string]json.Raw
 	return out, nil
 }
 
-// checkMember applies DecodeObject's rules to one member name.
-func checkMember(name string, seen map[string]json.RawMessage, known []string, closed bool) error {
+// checkMember applies DecodeObject's rules to one member name: seen holds
+// the members so far, folded their names by foldKey (and gets name's), so
+// that the check costs the same whatever the number of members before it.
+func checkMember(name string, seen map[string]json.RawMessage, folded map[string]string, known []string, closed bool) error {
 	if _, dup := seen[name]; dup {
 		return fmt.Errorf("%w: duplicate member %q", ErrInvalidParams, name)
 	}
-	for k := range seen {
-		if strings.EqualFold(k, name) {
-			return fmt.Errorf("%w: members %q and %q differ only in case", ErrInvalidParams, k, name)
-		}
+	key := foldKey(name)
+	if k, ok := folded[key]; ok {
+		return fmt.Errorf("%w: members %q and %q differ only in case", ErrInvalidParams, k, name)
 	}
+	folded[key] = name
 	exact := false
 	for _, k := range known {
 		if k == name {
@@ -91,6 +95,33 @@ func DecodeString(raw json.RawMessage, what string) (string, error) {
 		return "", fmt.Errorf("%w: %s must be a string", ErrInvalidParams, what)
 	}
 	return s, nil
+}
+
+// foldKey returns s with each rune replaced by the least rune of its
+// Unicode simple case folding orbit (unicode.SimpleFold), and each byte
+// that is not UTF-8 by U+FFFD, so that foldKey(a) == foldKey(b) exactly
+// when strings.EqualFold(a, b).
+func foldKey(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return strings.ToUpper(s) // an ASCII letter's least fold is its upper case
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s { // an invalid byte is U+FFFD, as EqualFold reads it
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		b.WriteRune(least)
+	}
+	return b.String()
 }
 
 // plainString reports whether b, the bytes between the quotes of a JSON

@@ -28,7 +28,7 @@ func decodeObjectStd(data []byte, known []string, closed bool) (map[string]json.
 			return nil, fmt.Errorf("%w: %v", ErrInvalidParams, err)
 		}
 		name, _ := tok.(string)
-		if err := checkMember(name, out, known, closed); err != nil {
+		if err := checkMemberStd(name, out, known, closed); err != nil {
 			return nil, err
 		}
 		var v json.RawMessage
@@ -44,6 +44,53 @@ func decodeObjectStd(data []byte, known []string, closed bool) (map[string]json.
 		return nil, fmt.Errorf("%w: data after the JSON object", ErrInvalidParams)
 	}
 	return out, nil
+}
+
+// checkMemberStd is checkMember as it was: each name compared with every
+// earlier one by strings.EqualFold.
+func checkMemberStd(name string, seen map[string]json.RawMessage, known []string, closed bool) error {
+	if _, dup := seen[name]; dup {
+		return fmt.Errorf("%w: duplicate member %q", ErrInvalidParams, name)
+	}
+	for k := range seen {
+		if strings.EqualFold(k, name) {
+			return fmt.Errorf("%w: members %q and %q differ only in case", ErrInvalidParams, k, name)
+		}
+	}
+	return checkMember(name, map[string]json.RawMessage{}, map[string]string{}, known, closed) // the known and closed rules
+}
+
+// FuzzFoldKeyIsEqualFold: foldKey(a) == foldKey(b) exactly when
+// strings.EqualFold(a, b).
+func FuzzFoldKeyIsEqualFold(f *testing.F) {
+	for _, p := range [][2]string{{"k", "\u212a"}, {"s", "\u017f"}, {"optionId", "OPTIONID"}, {"\xff", "\xfe"}, {"ß", "ẞ"}, {"İ", "i"}, {"Σ", "ς"}} {
+		f.Add(p[0], p[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if (foldKey(a) == foldKey(b)) != strings.EqualFold(a, b) {
+			t.Fatalf("foldKey(%q) = %q, foldKey(%q) = %q; EqualFold %v", a, foldKey(a), b, foldKey(b), strings.EqualFold(a, b))
+		}
+	})
+}
+
+// TestManyMembersAreCheckedWithoutComparingPairs: an object of 200,000
+// members (a host's set_mode params, say) is checked with a map lookup a
+// name, not a comparison with every name before it (which took minutes at
+// this size), and a case clash far apart is still found.
+func TestManyMembersAreCheckedWithoutComparingPairs(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range 200000 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"m%d":%d`, i, i)
+	}
+	b.WriteString(`,"M7":1}`)
+	_, err := DecodeObject([]byte(b.String()), nil, false)
+	if err == nil || !strings.Contains(err.Error(), `members "m7" and "M7" differ only in case`) {
+		t.Fatalf("err %v, want the case clash of m7 and M7", err)
+	}
 }
 
 // FuzzDecodeObjectAgrees: DecodeObject accepts what the encoding/json

@@ -11,7 +11,8 @@ import (
 // session another host created (ACP RFD draft "Multi-Client Session
 // Attach", PR #533): params {sessionId, historyPolicy: "full" |
 // "pending_only" | "none"} (default "full"); result {sessionId, clientId,
-// historyPolicy, connectedClients}. After the result the host receives the
+// historyPolicy (what the host gets: "pending_only" for "full" when the
+// bridge keeps no replay log), connectedClients}. After the result the host receives the
 // session's replay log ("full"), then every still-open permission request
 // ("full" and "pending_only"), then live traffic. It is answered by acpmux
 // and never reaches the agent. See docs/protocol.md.
@@ -43,6 +44,9 @@ func (b *Bridge) attach(h *Host, id, params []byte) {
 		b.mu.Unlock()
 		b.replyError(h, id, fmt.Errorf("%w: session %q", acp.ErrResourceNotFound, sid))
 		return
+	}
+	if policy == HistoryFull && s.replay == nil {
+		policy = HistoryPendingOnly // no replay log is kept (Options.ReplayMaxBytes): say what the host gets
 	}
 	s.addHost(h)
 	clients := make([]string, 0, len(s.hosts))

@@ -258,13 +258,17 @@ func TestNegativeReplayBudgetKeepsNoReplayLog(t *testing.T) {
 			add := promptedThrough(t, floodLines("s1", 20), bridge.Options{ReplayMaxBytes: tc.budget})
 			late := add("late", false, 64)
 			late.send(`{"jsonrpc":"2.0","id":"att","method":"session/attach","params":{"sessionId":"s1","historyPolicy":"full"}}`)
-			if m := late.next(); m["id"] != "att" || m["result"] == nil {
+			m := late.next()
+			if m["id"] != "att" || m["result"] == nil {
 				t.Fatalf("attach: %v", m)
+			}
+			if got, want := m["result"].(map[string]any)["historyPolicy"], map[bool]string{true: "full", false: "pending_only"}[tc.wantReplay]; got != want {
+				t.Fatalf("attach result's historyPolicy %v, want %s (what the host gets)", got, want)
 			}
 			// A second attach's result comes right after the first's
 			// unless a replay is queued between them.
 			late.send(`{"jsonrpc":"2.0","id":"att2","method":"session/attach","params":{"sessionId":"s1","historyPolicy":"none"}}`)
-			m := late.next()
+			m = late.next()
 			if gotReplay := m["method"] == "session/update"; gotReplay != tc.wantReplay {
 				t.Fatalf("after the attach's result: %v; want a replayed update: %v", m, tc.wantReplay)
 			}

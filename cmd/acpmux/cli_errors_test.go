@@ -1,6 +1,7 @@
 package main
 
 import (
+	"database/sql"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +23,14 @@ func TestCLIErrorsSayWhatToDo(t *testing.T) {
 	busy := ln.Addr().String()
 	noACP := httptest.NewServer(http.NotFoundHandler()) // an inbox: no /acp
 	defer noACP.Close()
+	foreign := filepath.Join(dir, "other.db") // another program's SQLite database
+	if db, err := sql.Open("sqlite", foreign); err != nil {
+		t.Fatal(err)
+	} else if _, err := db.Exec(`CREATE TABLE precious (x)`); err != nil {
+		t.Fatal(err)
+	} else {
+		db.Close()
+	}
 	tok := filepath.Join(dir, "tok")
 	if err := os.WriteFile(tok, []byte("t\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -41,6 +50,8 @@ func TestCLIErrorsSayWhatToDo(t *testing.T) {
 			"the address is in use (another acpmux, or another program, listens there): pick another port, or 127.0.0.1:0 for a free one"},
 		{[]string{"run", "--listen", "127.0.0.1:99999", "--", "true"}, 2, "the port must be a number from 0 to 65535"},
 		{[]string{"inbox", "--listen", "127.0.0.1:http", "--state", filepath.Join(dir, "s.db")}, 2, "the port must be a number from 0 to 65535"},
+		{[]string{"inbox", "--listen", "127.0.0.1:0", "--state", foreign, "--token-file", tok}, 1,
+			"--state " + foreign + ": not an acpmux store, or copied without its -wal file: pass the --state your bridges use"},
 		{[]string{"attach", "--token-file", tok, noACP.URL}, 1, "nothing serves ACP there; attach to a bridge started with acpmux run --listen"},
 		{[]string{"token", "add", "token-file", "--role", "approver", "--state", filepath.Join(dir, "s.db")}, 2, `name "token-file" is reserved`},
 	} {
@@ -51,5 +62,14 @@ func TestCLIErrorsSayWhatToDo(t *testing.T) {
 		if strings.Count(strings.TrimSpace(errs), "\n") > 1 {
 			t.Errorf("acpmux %s: more than two lines on stderr:\n%s", strings.Join(tt.args, " "), errs)
 		}
+	}
+	db, err := sql.Open("sqlite", foreign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var tables int
+	if err := db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table'`).Scan(&tables); err != nil || tables != 1 {
+		t.Errorf("the other program's database after acpmux inbox: %d tables, %v; want its one table", tables, err)
 	}
 }

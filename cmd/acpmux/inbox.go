@@ -101,7 +101,17 @@ func inboxMain(args []string, s stdio) int {
 
 // runInbox serves the inbox until ctx ends.
 func runInbox(ctx context.Context, f *inboxFlags, stderr io.Writer, log *slog.Logger) error {
-	if where, err := existingStore(f.state); errors.Is(err, errNoStore) || errors.Is(err, errNotAStore) { // storecheck.go
+	where, err := existingStore(f.state) // storecheck.go
+	if errors.Is(err, errNotAStore) && !postgres.IsURL(f.state) {
+		if fi, serr := os.Stat(where); serr == nil && fi.Size() > 0 {
+			// Another program's SQLite database (or a copy without its
+			// -wal file): the inbox would add its tables to it and show
+			// nothing. (A new PostgreSQL database is empty like this too,
+			// and is where a store begins.)
+			return fmt.Errorf("--state %s: %w: pass the --state your bridges use", where, err)
+		}
+	}
+	if errors.Is(err, errNoStore) || errors.Is(err, errNotAStore) {
 		// Not refused: the inbox may start before the first bridge. But a
 		// mistyped --state would show an empty inbox and say nothing: name
 		// the file in full.

@@ -18,8 +18,9 @@ func init() {
 const pruneUsage = `Usage: acpmux prune [--before DATE | --retain AGE] [--state PATH|URL] [--json]
 
 Deletes from the decision store every closed decision (answered, timed out,
-cancelled) that closed before DATE, with its journal and its events
-(GET /v1/events), and session events older than DATE. Open decisions, the
+cancelled) that closed before DATE, with its journal, its events
+(GET /v1/events) and the notes other processes left for it, and session
+events older than DATE. Open decisions, the
 audit rows (acpmux audit), remembered ALWAYS verdicts and the decisions
 they were granted by are kept. "acpmux run" does the same at start and
 hourly with --retain (default 30d). See docs/decisions.md, "Retention".

@@ -65,8 +65,8 @@ type Pruner interface {
 	// Prune deletes, in one transaction, every closed decision whose
 	// ClosedAt is before before, with its journal, its feed events and
 	// the notes left for its owner that it never took ([Notes]: those of
-	// a bridge that died), and the feed events of sessions (no
-	// DecisionID) older than before.
+	// a bridge that died; also any note whose decision is gone), and the
+	// feed events of sessions (no DecisionID) older than before.
 	// It keeps open decisions whatever their age, the decision an ALWAYS
 	// verdict ([Rule].DecisionID) was granted by, every audit row
 	// ([PlanItem]: they are immutable), every [Rule] and mode event.

@@ -124,7 +124,10 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (store.PruneResult,
 		if _, err := tx.Exec(ctx, `DELETE FROM decision_events WHERE decision_id = ANY($1)`, ids); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM decision_notes WHERE decision_id = ANY($1)`, ids); err != nil {
+		// The pruned decisions' notes, and notes whose decision is gone
+		// (pruned by a build that left them).
+		if _, err := tx.Exec(ctx, `DELETE FROM decision_notes n WHERE n.decision_id = ANY($1)
+			OR NOT EXISTS (SELECT 1 FROM decisions d WHERE d.id = n.decision_id)`, ids); err != nil {
 			return err
 		}
 		tag, err = tx.Exec(ctx, `DELETE FROM decisions WHERE id = ANY($1)`, ids)

@@ -112,7 +112,8 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (store.PruneResult,
 	}{
 		{&res.Feed, pruneFeed},
 		{nil, `DELETE FROM decision_events WHERE decision_id IN (` + prunable + `)`},
-		{nil, `DELETE FROM decision_notes WHERE decision_id IN (` + prunable + `)`},
+		{nil, `DELETE FROM decision_notes WHERE decision_id IN (` + prunable + `)
+			OR NOT EXISTS (SELECT 1 FROM decisions d WHERE d.id = decision_notes.decision_id)`}, // also notes whose decision is gone
 		{&res.Decisions, `DELETE FROM decisions WHERE id IN (` + prunable + `)`},
 	}
 	for _, st := range steps {

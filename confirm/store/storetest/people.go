@@ -39,6 +39,7 @@ func RunPeople(t *testing.T, newStore func(t *testing.T) PeopleStore, exec func(
 	if exec == nil {
 		return
 	}
+	t.Run("PruneTakesNotesOfGoneDecisions", func(t *testing.T) { pruneOrphanNotes(t, newStore(t), exec) })
 	for _, tc := range tamperCases {
 		t.Run("Chain"+tc.name, func(t *testing.T) {
 			s := newStore(t)
@@ -84,6 +85,9 @@ var tamperCases = []struct {
 }{
 	{"EditedRow", `UPDATE decision_events SET detail = 'allow' WHERE decision_id = 'd1' AND seq = 2`, store.ChainDecisionEvents, "decision=d1 seq=2", 0, 0, "row changed"},
 	{"EditedVote", `UPDATE votes SET option_id = 'no' WHERE person = 'alice'`, store.ChainVotes, "decision=d2 person=alice", 0, 0, "row changed"},
+	// A number where an integer was: SQLite keeps the REAL, which the
+	// verifier reads back as a float (PostgreSQL rounds it into the column).
+	{"EditedTimeToAFraction", `UPDATE decision_events SET at = 1.5 WHERE decision_id = 'd1' AND seq = 2`, store.ChainDecisionEvents, "decision=d1 seq=2", 0, 0, "row changed"},
 	{"EditedPerson", `UPDATE decision_events SET person = 'mallory' WHERE decision_id = 'd1' AND seq = 3`, store.ChainDecisionEvents, "decision=d1 seq=3", 0, 0, "row changed"},
 	{"DeletedRow", `DELETE FROM decision_events WHERE decision_id = 'd1' AND seq = 3`, store.ChainDecisionEvents, "decision=d1 seq=3", 0, 0, "row removed"},
 	{"DeletedLastRow", `DELETE FROM decision_events WHERE decision_id = 'd2' AND seq = 2`, store.ChainDecisionEvents, "decision=d2 seq=2", 0, 0, "row removed"},
@@ -270,5 +274,30 @@ func concurrentVotes(t *testing.T, s PeopleStore) {
 	}
 	if n, err := verify(t, s); err != nil || n != 9 { // the anchor and 8 votes
 		t.Fatalf("verify: %d %v", n, err)
+	}
+}
+
+// pruneOrphanNotes: a note whose decision is gone (left by a build whose
+// prune kept notes) goes at the next prune; the note of a decision that is
+// still there stays.
+func pruneOrphanNotes(t *testing.T, s PeopleStore, exec func(t *testing.T, s PeopleStore, sql string)) {
+	notes, ok1 := store.Store(s).(store.Notes)
+	pruner, ok2 := store.Store(s).(store.Pruner)
+	if !ok1 || !ok2 {
+		t.Skip("the store keeps no notes or cannot prune")
+	}
+	ctx := context.Background()
+	now := time.Now().UTC()
+	insert(t, s, openRecord("live", "s", now))
+	if err := notes.AddNote(ctx, "live", store.Event{At: now, Type: store.EventAnswered, Host: "other", Detail: "live"}); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, s, `INSERT INTO decision_notes (decision_id, bridge_id, at, type, host, person, detail) VALUES ('gone', '', 1, 'answered', 'other', '', 'gone')`)
+	if _, err := pruner.Prune(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	got, err := notes.TakeNotes(ctx, "")
+	if err != nil || len(got) != 1 || got[0].DecisionID != "live" {
+		t.Fatalf("notes after prune: %+v, %v; want only the live decision's", got, err)
 	}
 }
