@@ -1,38 +1,37 @@
 package confirm
 
 import (
-	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/acpmux/acpmux/confirm/store"
 )
 
-// auditOwnerLost writes the audit row (plan item) of each permission
-// request in ids, which the owner_lost sweep closed at at: its bridge died
-// before it could (docs/policy.md: every permission request becomes one
-// plan item). The row is built from the stored snapshot, as the bridge
-// would have built it for a cancelled decision; an existing row is kept.
-func (b *Broker) auditOwnerLost(ctx context.Context, ids []string, at time.Time) {
-	if b.store == nil {
-		return
-	}
-	for _, id := range ids {
-		rec, err := b.store.Get(ctx, id)
-		if err != nil {
-			b.log.Warn("confirm: cannot read an owner_lost decision for its audit row", "decision", id, "err", err)
-			continue
-		}
+// ownerLostItem returns the audit function of the owner_lost sweep
+// (store.Shared.LoseOwners), which closes at at the decisions of bridges
+// that died: for a permission request, the audit row (plan item) its
+// bridge would have written for a cancelled decision (docs/policy.md:
+// every permission request becomes one plan item), built from the stored
+// snapshot; none for a question (the gate's audit is for permissions) or
+// a snapshot that cannot be read (logged).
+func (b *Broker) ownerLostItem(at time.Time) func(store.Record) (store.PlanItem, bool) {
+	return func(rec store.Record) (store.PlanItem, bool) {
 		snap, err := snapshotOf(rec)
 		if err != nil {
-			b.log.Warn("confirm: cannot decode an owner_lost decision for its audit row", "decision", id, "err", err)
-			continue
+			b.log.Warn("confirm: cannot decode an owner_lost decision for its audit row", "decision", rec.ID, "err", err)
+			return store.PlanItem{}, false
 		}
 		if snap.isQuestion() {
-			continue // the gate's audit is for permissions
+			return store.PlanItem{}, false
 		}
 		d := &Decision{id: rec.ID, snap: snap, created: rec.CreatedAt}
 		t := transition{Status: store.StatusCancelled, Reason: store.ReasonOwnerLost, At: at}
-		item := b.planItem(d, t, Resolution{Status: store.StatusCancelled, Reason: store.ReasonOwnerLost, At: at})
-		b.recordItem(item)
+		it := b.planItem(d, t, Resolution{Status: store.StatusCancelled, Reason: store.ReasonOwnerLost, At: at})
+		doc, err := json.Marshal(it)
+		if err != nil {
+			b.log.Warn("confirm: cannot encode an owner_lost decision's audit row", "decision", rec.ID, "err", err)
+			return store.PlanItem{}, false
+		}
+		return store.PlanItem{ID: it.ID, SessionID: it.SessionID, DecidedAt: it.DecidedAt, Item: doc}, true
 	}
 }

@@ -211,15 +211,14 @@ func (b *Broker) beat(ctx context.Context, sh store.Shared, opts SharedOptions) 
 			b.log.Warn("confirm: heartbeat failed", "bridge", opts.Bridge.ID, "err", err)
 		}
 	}
-	ids, err := sh.LoseOwners(ctx, now.Add(-opts.Lease), now)
+	ids, err := sh.LoseOwners(ctx, now.Add(-opts.Lease), now, b.ownerLostItem(now)) // ownerlost.go: the audit rows, in the same transaction
 	if err != nil && ctx.Err() == nil {
 		b.log.Warn("confirm: owner_lost sweep failed", "err", err)
 	}
 	for _, id := range ids {
 		b.log.Warn("decision closed: its bridge stopped heartbeating", "decision", id, "reason", store.ReasonOwnerLost)
 	}
-	b.auditOwnerLost(ctx, ids, now) // ownerlost.go
-	b.restoreClosings(ctx, sh)      // unstored.go
+	b.restoreClosings(ctx, sh) // unstored.go
 }
 
 // settleAll settles every decision of this bridge that another process

@@ -40,8 +40,13 @@ type Shared interface {
 	// registered with a heartbeat before cutoff and that is open or holds
 	// an answer claimed before cutoff and never delivered (the claim is
 	// void: its answer is cleared), journalling a cancelled event, and
-	// returns their ids.
-	LoseOwners(ctx context.Context, cutoff, at time.Time) ([]string, error)
+	// returns their ids. audit, when not nil, is called in the same
+	// transaction with each closed decision's record (as closed, without
+	// its journal) and returns its audit row (ok false: none), which is
+	// inserted in that transaction too (an existing row of that id is
+	// kept): a decision its dead bridge never closed gets the audit row
+	// that bridge would have written, or stays open (docs/policy.md, "Audit").
+	LoseOwners(ctx context.Context, cutoff, at time.Time, audit func(Record) (PlanItem, bool)) ([]string, error)
 	// Watch calls changed (from one goroutine) soon after another process
 	// claimed a decision this instance inserted, closed it as owner_lost or
 	// left a note for it ([Notes]), or delivered or reclosed a decision

@@ -96,7 +96,7 @@ func (s *Store) Reclose(ctx context.Context, id string, t store.Transition) (boo
 // LoseOwners implements [store.Shared]: one transaction; the rows are
 // locked by the UPDATE, so a concurrent claim either wins first or finds
 // them closed.
-func (s *Store) LoseOwners(ctx context.Context, cutoff, at time.Time) ([]string, error) {
+func (s *Store) LoseOwners(ctx context.Context, cutoff, at time.Time, audit func(store.Record) (store.PlanItem, bool)) ([]string, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("store lose owners: %w", err)
@@ -138,6 +138,21 @@ func (s *Store) LoseOwners(ctx context.Context, cutoff, at time.Time) ([]string,
 		}
 		if err := insertEvent(ctx, tx, id, ev); err != nil { // the hash chain (chain.go)
 			return nil, fmt.Errorf("store lose owners: %w", err)
+		}
+		if audit == nil {
+			continue
+		}
+		rec, err := scanRecord(tx.QueryRow(ctx, `SELECT `+recordColumns+` FROM decisions WHERE id = $1`, id))
+		if err != nil {
+			return nil, fmt.Errorf("store lose owners: %w", err)
+		}
+		if it, ok := audit(rec); ok {
+			content := store.ChainContent(store.ChainPlanItems, it.ID, it.SessionID, nanos(it.DecidedAt), string(it.Item))
+			if _, err := chainedInsert(ctx, tx, content, `INSERT INTO plan_items (id, session_id, decided_at, item,
+				chain_seq, chain_prev, chain_hash) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
+				it.ID, it.SessionID, nanos(it.DecidedAt), string(it.Item)); err != nil { // the main chain, as the event's
+				return nil, fmt.Errorf("store lose owners: %w", err)
+			}
 		}
 	}
 	return ids, tx.Commit(ctx)

@@ -42,17 +42,20 @@ func (s *Store) Durable() bool { return !s.memory }
 // InsertPlanItem implements [store.Store]. A second row for the same decision
 // id is ignored: the first one stays.
 func (s *Store) InsertPlanItem(ctx context.Context, it store.PlanItem) error {
-	content := store.ChainContent(store.ChainPlanItems, it.ID, it.SessionID, nanos(it.DecidedAt), string(it.Item))
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		_, err := chainedInsert(ctx, tx, content, `INSERT INTO plan_items (id, session_id, decided_at, item,
-			chain_seq, chain_prev, chain_hash) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-			it.ID, it.SessionID, nanos(it.DecidedAt), string(it.Item))
-		return err
-	})
-	if err != nil {
+	if err := s.inTx(ctx, func(tx *sql.Tx) error { return insertPlanItem(ctx, tx, it) }); err != nil {
 		return fmt.Errorf("store plan item: %w", err)
 	}
 	return nil
+}
+
+// insertPlanItem is the chained insert of it in tx; a row of its id that
+// exists is kept.
+func insertPlanItem(ctx context.Context, tx *sql.Tx, it store.PlanItem) error {
+	content := store.ChainContent(store.ChainPlanItems, it.ID, it.SessionID, nanos(it.DecidedAt), string(it.Item))
+	_, err := chainedInsert(ctx, tx, content, `INSERT INTO plan_items (id, session_id, decided_at, item,
+		chain_seq, chain_prev, chain_hash) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		it.ID, it.SessionID, nanos(it.DecidedAt), string(it.Item))
+	return err
 }
 
 // PlanItems implements [store.Store].

@@ -127,7 +127,7 @@ func (s *Store) Reclose(ctx context.Context, id string, t store.Transition) (boo
 }
 
 // LoseOwners implements [store.Shared].
-func (s *Store) LoseOwners(ctx context.Context, cutoff, at time.Time) ([]string, error) {
+func (s *Store) LoseOwners(ctx context.Context, cutoff, at time.Time, audit func(store.Record) (store.PlanItem, bool)) ([]string, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	tx, err := s.w.BeginTx(ctx, nil)
@@ -158,6 +158,18 @@ func (s *Store) LoseOwners(ctx context.Context, cutoff, at time.Time) ([]string,
 	for _, id := range ids {
 		if err := loseOwner(ctx, tx, id, nanos(at)); err != nil {
 			return nil, fmt.Errorf("store lose owners: %w", err)
+		}
+		if audit == nil {
+			continue
+		}
+		rec, err := getRecord(ctx, tx, id)
+		if err != nil {
+			return nil, fmt.Errorf("store lose owners: %w", err)
+		}
+		if it, ok := audit(rec); ok {
+			if err := insertPlanItem(ctx, tx, it); err != nil { // gate.go
+				return nil, fmt.Errorf("store lose owners: %w", err)
+			}
 		}
 	}
 	return ids, tx.Commit()

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
 	"slices"
 	"strconv"
@@ -168,10 +169,22 @@ func ownerLost(t *testing.T, a, b store.Shared) {
 	if err := a.Append(ctx, "a3", store.Event{Seq: 2, At: now.Add(-time.Minute), Type: store.EventDelivered}); err != nil {
 		t.Fatal(err)
 	}
-	ids, err := b.LoseOwners(ctx, now.Add(-10*time.Second), now)
+	var audited []store.Record
+	ids, err := b.LoseOwners(ctx, now.Add(-10*time.Second), now, func(rec store.Record) (store.PlanItem, bool) {
+		audited = append(audited, rec)
+		return store.PlanItem{ID: rec.ID, SessionID: rec.SessionID, DecidedAt: now, Item: json.RawMessage(`{"lost":true}`)}, rec.ID == "a1"
+	})
 	slices.Sort(ids)
 	if err != nil || !reflect.DeepEqual(ids, []string{"a1", "a2"}) {
 		t.Fatalf("lose owners: %v %v, want [a1 a2]", ids, err)
+	}
+	// The audit rows are written in LoseOwners' transaction, from the
+	// records as closed: a1's (audit said yes) is there, a2's is not.
+	if len(audited) != 2 || audited[0].Status != store.StatusCancelled || audited[0].Reason != store.ReasonOwnerLost || len(audited[0].Snapshot) == 0 {
+		t.Fatalf("records given to audit: %+v", audited)
+	}
+	if items, err := b.PlanItems(ctx, "", 10); err != nil || len(items) != 1 || items[0].ID != "a1" || string(items[0].Item) != `{"lost":true}` {
+		t.Fatalf("audit rows after lose owners: %+v, %v; want a1's", items, err)
 	}
 	rec2, err := a.Get(ctx, "a2")
 	if err != nil {
