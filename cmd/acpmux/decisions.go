@@ -163,7 +163,7 @@ func (f *decisionsFlags) check(pos []string) string {
 			return pos[0] + " takes exactly one DECISION_ID"
 		}
 		if f.session == "" && pos[0] == "answer" {
-			return pos[0] + " needs --session"
+			return pos[0] + " needs --session (the decision's session id: acpmux decisions show DECISION_ID names it)"
 		}
 		if msg := f.checkScope(pos[0]); msg != "" { // decisions_conflict.go
 			return msg

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -128,7 +129,8 @@ func runInbox(ctx context.Context, f *inboxFlags, stderr io.Writer, log *slog.Lo
 	}
 	st, err := openState(f.state)
 	if err != nil {
-		return err
+		// openState's hints offer --state :memory:, which the inbox refuses.
+		return errors.New(strings.ReplaceAll(err.Error(), ", or --state :memory:", ""))
 	}
 	defer st.Close()
 	if _, ok := st.(store.Shared); !ok || !st.Durable() {
