@@ -82,7 +82,7 @@ func classifyMain(args []string, s stdio) int {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(s.err, "acpmux classify: %v\nRun 'acpmux classify --help' for usage.\n", err)
+		fmt.Fprintf(s.err, "acpmux classify: %s\nRun 'acpmux classify --help' for usage.\n", twoDashes(err))
 		return 2
 	}
 	rest := fs.Args()

@@ -182,7 +182,7 @@ func TestDecisionsCLIErrors(t *testing.T) {
 		{"unknown scope", []string{"answer", "x", "--session", "s", "--option", "o", "--scope", "forever", "--url", base}, 2, "want ONCE, SESSION or ALWAYS"},
 		{"answer without option", []string{"answer", "x", "--session", "s", "--url", base}, 2, "--option or --text"},
 		{"no url", []string{"list", "--url", ""}, 2, "--url is required"},
-		{"bad flag", []string{"list", "--bogus"}, 2, "flag provided but not defined"},
+		{"bad flag", []string{"list", "--bogus"}, 2, "flag provided but not defined: --bogus"},
 		{"bad status", []string{"list", "--status", "done", "--url", base}, 2, "--status"},
 		{"missing token file", []string{"list", "--url", base, "--token-file", "/nonexistent/token"}, 1, "no token file /nonexistent/token: pass the --token-file"},
 		{"wrong token", []string{"list", "--url", base, "--token-file", wrong}, 1, "(unauthorized, HTTP 401)"},
@@ -190,11 +190,11 @@ func TestDecisionsCLIErrors(t *testing.T) {
 		{"unreachable", []string{"list", "--url", "http://127.0.0.1:1", "--token-file", tf}, 1,
 			"no acpmux is listening at http://127.0.0.1:1; acpmux run --listen and acpmux inbox log it"},
 		{"field without =", []string{"answer", "x", "--session", "s", "--action", "accept", "--field", "env", "--url", base}, 2,
-			`invalid value "env" for flag -field: want NAME=VALUE, e.g. --field env=…`},
+			`invalid value "env" for flag --field: want NAME=VALUE, e.g. --field env=…`},
 		{"negative --after", []string{"watch", "--after", "-1", "--url", base}, 2,
-			`invalid value "-1" for flag -after: want 0 (replay every stored event) or the positive id of an event`},
+			`invalid value "-1" for flag --after: want 0 (replay every stored event) or the positive id of an event`},
 		{"--after not a number", []string{"watch", "--after", "abc", "--url", base}, 2,
-			`invalid value "abc" for flag -after: want 0 (replay every stored event) or the positive id of an event`},
+			`invalid value "abc" for flag --after: want 0 (replay every stored event) or the positive id of an event`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

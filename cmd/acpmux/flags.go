@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 )
 
 // parseArgs runs parse (fs.Parse or a variant) quietly. With -h or --help it
@@ -19,11 +20,19 @@ func parseArgs(name string, fs *flag.FlagSet, s stdio, help func(w io.Writer), p
 		help(s.out)
 		return true, 0
 	case err != nil:
-		fmt.Fprintf(s.err, "acpmux %s: %v\nRun 'acpmux %s --help' for usage.\n", name, err, name)
+		fmt.Fprintf(s.err, "acpmux %s: %s\nRun 'acpmux %s --help' for usage.\n", name, twoDashes(err), name)
 		return true, 2
 	}
 	return false, 0
 }
+
+// flagNamed matches where the flag package names a flag in its errors
+// ("not defined: -x", "for flag -x:", "needs an argument: -x").
+var flagNamed = regexp.MustCompile(`(not defined: |for flag |needs an argument: )-([^-\s:][^\s:]*)`)
+
+// twoDashes returns err's text with the flags it names written --name, as
+// the help and the docs write them.
+func twoDashes(err error) string { return flagNamed.ReplaceAllString(err.Error(), "${1}--$2") }
 
 // writeFlags prints fs's flags as --name, with their argument type,
 // usage and default, like flag.PrintDefaults but with two dashes.
