@@ -178,10 +178,15 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 			}
 			ids, claimed, all := w.take()
 			if all {
-				b.settleAll(ctx, sh)
+				ids = append(b.unsettled(ctx, sh), ids...)
 			}
+			// Each claim settles on its own: settling one waits for its
+			// closing to be stored, and the others need not wait for that
+			// (with PostgreSQL their closings then share a commit). A
+			// second settle of the same decision finds it claiming or
+			// closed and returns.
 			for _, id := range ids {
-				b.settleOne(ctx, sh, id, claimed[id])
+				wg.Go(func() { b.settleOne(ctx, sh, id, claimed[id]) })
 			}
 			if all { // a note wakes the watch with "" (store.Shared.Watch)
 				b.journalNotes(ctx) // notes.go: after settling, which the agent waits for
@@ -221,22 +226,18 @@ func (b *Broker) beat(ctx context.Context, sh store.Shared, opts SharedOptions) 
 	b.restoreClosings(ctx, sh) // unstored.go
 }
 
-// settleAll settles every decision of this bridge that another process
-// closed in the store.
-func (b *Broker) settleAll(ctx context.Context, sh store.Shared) {
+// unsettled returns the decisions of this bridge that another process
+// closed in the store and this bridge has not delivered (none for the
+// inbox, or when the store cannot be read: logged).
+func (b *Broker) unsettled(ctx context.Context, sh store.Shared) []string {
 	if b.opts.BridgeID == "" {
-		return
+		return nil
 	}
 	ids, err := sh.Unsettled(ctx, b.opts.BridgeID)
-	if err != nil {
-		if ctx.Err() == nil {
-			b.log.Warn("confirm: reading answers from other bridges failed", "err", err)
-		}
-		return
+	if err != nil && ctx.Err() == nil {
+		b.log.Warn("confirm: reading answers from other bridges failed", "err", err)
 	}
-	for _, id := range ids {
-		b.settleOne(ctx, sh, id, nil)
-	}
+	return ids
 }
 
 // settleOne settles decision id when it is this broker's, open here and

@@ -198,3 +198,74 @@ func TestSessionBridgesMarksLiveOnes(t *testing.T) {
 		t.Fatalf("candidates %+v: want A live and Z not", refs)
 	}
 }
+
+// gatedClosings is a store whose AppendClosing reports each decision it
+// is called for on started and then waits for release: a closing whose
+// commit is slow.
+type gatedClosings struct {
+	*sqlite.Store
+	started chan string
+	release chan struct{}
+}
+
+func (g *gatedClosings) AppendClosing(ctx context.Context, id string, evs []store.Event, it store.PlanItem) error {
+	g.started <- id
+	<-g.release
+	return g.Store.AppendClosing(ctx, id, evs, it)
+}
+
+// TestClaimsOfOneOwnerSettleWithoutWaitingForEachOther: bridge B answers
+// two of bridge A's decisions through the store, the second while A is
+// still storing the first's closing: A settles the second at once (its
+// closing is written alongside), and both agents get their answers once
+// the writes end. Settling them one after the other made every claim wait
+// for the commits of those before it.
+func TestClaimsOfOneOwnerSettleWithoutWaitingForEachOther(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gatedClosings{Store: s, started: make(chan string, 4), release: make(chan struct{})}
+	var once sync.Once
+	release := func() { once.Do(func() { close(g.release) }) }
+	a := newBroker(t, confirm.Options{Store: g, BridgeID: "A"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- a.RunShared(ctx, confirm.SharedOptions{Bridge: store.Bridge{ID: "A", Started: time.Now(), Heartbeat: time.Now()}})
+	}()
+	t.Cleanup(func() {
+		release()
+		cancel()
+		<-done
+		s.Close()
+	})
+	b := sharedBroker(t, path, "B", confirm.Options{})
+	ide := newHost("ide")
+	ch1 := ask(a, req("sess-1", "k1"), ide)
+	d1 := ide.wait(t)
+	ch2 := ask(a, req("sess-1", "k2"), ide)
+	d2 := ide.wait(t)
+	answer := func(d *confirm.Decision) {
+		go b.Answer(context.Background(), "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once"})
+	}
+	started := func(want string) {
+		t.Helper()
+		select {
+		case id := <-g.started:
+			if id != want {
+				t.Fatalf("closing of %s stored first, want %s", id, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the closing of %s never started while another closing was being stored", want)
+		}
+	}
+	answer(d1)
+	started(d1.ID())
+	answer(d2)
+	started(d2.ID())
+	release()
+	jsonEq(t, await(t, ch1).result, selected("allow-once"))
+	jsonEq(t, await(t, ch2).result, selected("allow-once"))
+}
