@@ -127,9 +127,10 @@ func metaCuts(v []byte, name string) []metaCut {
 	return cuts
 }
 
-// memberName decodes a member name (a JSON string with its quotes).
+// memberName decodes a member name (a whole JSON string, with its quotes,
+// that valid accepted) as encoding/json does.
 func memberName(raw []byte) string {
-	if bytes.IndexByte(raw, '\\') < 0 {
+	if plainString(raw[1 : len(raw)-1]) { // strict.go
 		return string(raw[1 : len(raw)-1])
 	}
 	var s string

@@ -42,7 +42,7 @@ func DecodeObject(data []byte, known []string, closed bool) (map[string]json.Raw
 	folded := make(map[string]string) // foldKey of each member name → the name
 	for i = skipSpace(data, i+1); i < len(data) && data[i] == '"'; {
 		kEnd := skipString(data, i)
-		name := stringValue(data[i:kEnd])
+		name := memberName(data[i:kEnd]) // meta.go
 		if err := checkMember(name, out, folded, known, closed); err != nil {
 			return nil, err
 		}
@@ -137,15 +137,4 @@ func plainString(b []byte) bool {
 		ascii = ascii && c < 0x80
 	}
 	return ascii || utf8.Valid(b)
-}
-
-// stringValue returns the value of raw, a whole JSON string that valid
-// accepted, as encoding/json decodes it.
-func stringValue(raw []byte) string {
-	if plainString(raw[1 : len(raw)-1]) {
-		return string(raw[1 : len(raw)-1])
-	}
-	var s string
-	_ = json.Unmarshal(raw, &s)
-	return s
 }

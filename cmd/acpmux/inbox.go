@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -21,7 +20,6 @@ import (
 	"github.com/acpmux/acpmux/confirm"
 	"github.com/acpmux/acpmux/confirm/store"
 	"github.com/acpmux/acpmux/confirm/store/postgres"
-	"github.com/acpmux/acpmux/confirm/store/sqlite"
 )
 
 func init() {
@@ -116,21 +114,14 @@ func runInbox(ctx context.Context, f *inboxFlags, stderr io.Writer, log *slog.Lo
 		// Not refused: the inbox may start before the first bridge. But a
 		// mistyped --state would show an empty inbox and say nothing: name
 		// the file in full.
-		if !postgres.IsURL(f.state) {
-			where = f.state
-			if where == "" {
-				where, _ = sqlite.DefaultPath()
-			}
-			if abs, err := filepath.Abs(where); err == nil {
-				where = abs
-			}
+		if abs, err := filepath.Abs(where); err == nil && !postgres.IsURL(where) {
+			where = abs
 		}
 		log.Warn("no bridge has used this store yet: the inbox creates it, and shows decisions once bridges run with the same --state", "state", redactState(where))
 	}
-	st, err := openState(f.state)
+	st, err := openStateOr(f.state, "") // state.go: no --state :memory: advice, which the inbox refuses
 	if err != nil {
-		// openState's hints offer --state :memory:, which the inbox refuses.
-		return errors.New(strings.ReplaceAll(err.Error(), ", or --state :memory:", ""))
+		return err
 	}
 	defer st.Close()
 	if _, ok := st.(store.Shared); !ok || !st.Durable() {

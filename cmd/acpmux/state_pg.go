@@ -15,8 +15,8 @@ import (
 // pgOpenError says, for a person, why the PostgreSQL --state rawURL could
 // not be opened and what to check, as openState does for a SQLite file.
 // err is postgres.Open's error, which never holds the password; neither
-// does the result.
-func pgOpenError(rawURL string, err error) error {
+// does the result. other is the advice every message ends with.
+func pgOpenError(rawURL string, err error, other string) error {
 	where := postgres.Redact(rawURL)
 	var host, user, db string
 	if u, perr := url.Parse(rawURL); perr == nil {
@@ -27,7 +27,6 @@ func pgOpenError(rawURL string, err error) error {
 			host += ":" + p
 		}
 	}
-	const other = "or choose another --state, or --state :memory:"
 	var coded interface{ SQLState() string }
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):

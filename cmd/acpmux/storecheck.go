@@ -22,8 +22,9 @@ var errNoStore = errors.New("no decision store")
 // command that only reads or trims a store: the SQLite file must exist
 // and, like a PostgreSQL database, already hold an acpmux schema, so that
 // opening it does not create an empty store and report on that. It
-// returns the resolved state, also with errNotAStore when the database is
-// there but holds no store.
+// returns the resolved state, also with errNoStore when the SQLite file is
+// not there and with errNotAStore when the database is there but holds no
+// store.
 func existingStore(state string) (string, error) {
 	if state == "" {
 		p, err := sqlite.DefaultPath()
@@ -43,7 +44,7 @@ func existingStore(state string) (string, error) {
 		ok, err = postgres.IsStore(ctx, state)
 	} else {
 		if _, err := os.Stat(state); errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("%w at %s: acpmux run creates it; pass --state with the file or postgres:// URL it used", errNoStore, state)
+			return state, fmt.Errorf("%w at %s: acpmux run creates it; pass --state with the file or postgres:// URL it used", errNoStore, state)
 		} else if err != nil {
 			return "", fmt.Errorf("no decision store: %w", err)
 		}

@@ -77,8 +77,7 @@ func (r *chainRows) event(kind, id string, ev store.Event) {
 
 // planItem adds the audit row it.
 func (r *chainRows) planItem(it store.PlanItem) {
-	content := store.ChainContent(store.ChainPlanItems, it.ID, it.SessionID, nanos(it.DecidedAt), string(it.Item))
-	r.add("plan_item", it.ID, 0, nanos(it.DecidedAt), it.SessionID, "", string(it.Item), "", content)
+	r.add("plan_item", it.ID, 0, nanos(it.DecidedAt), it.SessionID, "", string(it.Item), "", planItemContent(it)) // gate.go
 }
 
 func (r *chainRows) add(kind, a string, seq int32, at int64, b, c, d, e string, content []byte) {

@@ -23,6 +23,21 @@ func (s *Store) InsertPlanItem(ctx context.Context, it store.PlanItem) error {
 	return nil
 }
 
+// insertPlanItem writes it as the next row of the main hash chain
+// (chain.go) in tx, as insertEvent does an event; a row of its id that
+// exists is kept.
+func insertPlanItem(ctx context.Context, tx querier, it store.PlanItem) error {
+	_, err := chainedInsert(ctx, tx, planItemContent(it), `INSERT INTO plan_items (id, session_id, decided_at, item,
+		chain_seq, chain_prev, chain_hash) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
+		it.ID, it.SessionID, nanos(it.DecidedAt), string(it.Item))
+	return err
+}
+
+// planItemContent is it's chain content (store.ChainContent).
+func planItemContent(it store.PlanItem) []byte {
+	return store.ChainContent(store.ChainPlanItems, it.ID, it.SessionID, nanos(it.DecidedAt), string(it.Item))
+}
+
 // PlanItems implements [store.Store].
 func (s *Store) PlanItems(ctx context.Context, sessionID string, limit int) ([]store.PlanItem, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, session_id, decided_at, item FROM (SELECT * FROM plan_items

@@ -147,10 +147,7 @@ func (s *Store) LoseOwners(ctx context.Context, cutoff, at time.Time, audit func
 			return nil, fmt.Errorf("store lose owners: %w", err)
 		}
 		if it, ok := audit(rec); ok {
-			content := store.ChainContent(store.ChainPlanItems, it.ID, it.SessionID, nanos(it.DecidedAt), string(it.Item))
-			if _, err := chainedInsert(ctx, tx, content, `INSERT INTO plan_items (id, session_id, decided_at, item,
-				chain_seq, chain_prev, chain_hash) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
-				it.ID, it.SessionID, nanos(it.DecidedAt), string(it.Item)); err != nil { // the main chain, as the event's
+			if err := insertPlanItem(ctx, tx, it); err != nil { // gate.go: on the main chain, as the event
 				return nil, fmt.Errorf("store lose owners: %w", err)
 			}
 		}
