@@ -66,8 +66,8 @@ func (b *Broker) answerStored(ctx context.Context, sessionID, decisionID, hostID
 	if rec.Status == store.StatusOpen && rec.BridgeID != "" && rec.BridgeID != b.opts.BridgeID {
 		return b.answerRemote(ctx, rec, snap, v, hostID, a)
 	}
-	if rec.Status == store.StatusAnswered && rec.Answer != nil && a.Scope == "" &&
-		*rec.Answer == (store.Answer{OptionID: a.OptionID, Text: a.Text}) {
+	if rec.Status == store.StatusAnswered && rec.Answer != nil &&
+		a.repeats(Answer{OptionID: rec.Answer.OptionID, Text: rec.Answer.Text}) { // the store keeps no scope: the decision of another bridge, answered ONCE
 		return v, true, nil
 	}
 	return v, false, closedConflict(rec.Status, rec.Reason, rec.ResolvedBy)
@@ -128,7 +128,7 @@ func (b *Broker) begin(ctx context.Context, d *Decision, hostID string, a Answer
 	defer d.mu.Unlock()
 	now := b.now().UTC()
 	if d.status.Closed() {
-		if d.answer != nil && *d.answer == a {
+		if d.answer != nil && a.repeats(*d.answer) {
 			return nil, nil, nil
 		}
 		ev := d.addEvent(now, store.EventLateAnswer, hostID, describe(a))

@@ -169,7 +169,10 @@ func (b *Broker) finish(d *Decision, t transition, pending ...store.Event) {
 	close(d.done)
 	args := []any{"decision", d.id, "session", d.snap.SessionID, "route", d.snap.route(),
 		"status", res.Status, "by", res.By, "reason", res.Reason, "optionId", res.OptionID,
-		"wait_ms", res.At.Sub(d.created).Milliseconds()}
+		"wait_ms", res.At.Sub(d.created).Milliseconds(),
+		// The agent's own wait: the closing was stored first (a row locked
+		// elsewhere, a slow store make it longer than wait_ms).
+		"delivered_ms", b.now().Sub(d.created).Milliseconds()}
 	if res.Person != "" {
 		args = append(args, "person", res.Person) // last, so the keys before keep their place
 	}

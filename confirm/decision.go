@@ -37,6 +37,20 @@ type Answer struct {
 	Scope policy.Scope `json:"scope,omitempty"`
 }
 
+// repeats reports whether a is the same answer as won, the one that won a
+// decision: the same optionId and text, and the same scope, "" and
+// [policy.ScopeOnce] being one scope (the scope of an answer without one).
+// Such an answer again is a retry, deduped, not a conflict.
+func (a Answer) repeats(won Answer) bool {
+	once := func(s policy.Scope) policy.Scope {
+		if s == "" {
+			return policy.ScopeOnce
+		}
+		return s
+	}
+	return a.OptionID == won.OptionID && a.Text == won.Text && once(a.Scope) == once(won.Scope)
+}
+
 // Resolution says how a decision closed and by whom. It is passed to
 // [Presenter.Withdraw] and is the body of the _acpmux/permission_resolved
 // notice.

@@ -483,7 +483,7 @@ func (b *Broker) answerRemote(ctx context.Context, rec store.Record, snap Snapsh
 		return got, false, fmt.Errorf("%w: the bridge that asked had closed the decision already: %s (%s)", ErrConflict, got.Status, got.Reason)
 	case won:
 		return got, false, nil
-	case got.Answer != nil && *got.Answer == (Answer{OptionID: a.OptionID, Text: a.Text}) && a.Scope == "":
+	case got.Answer != nil && a.repeats(*got.Answer):
 		return got, true, nil
 	}
 	return got, false, closedConflict(got.Status, got.Reason, got.ResolvedBy)

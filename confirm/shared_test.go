@@ -70,6 +70,42 @@ func TestAnswerFromAnotherBridgeReachesOwner(t *testing.T) {
 	}
 }
 
+// TestARetryWithScopeOnceIsDeduped: ONCE is the scope an answer without
+// one has, so a retry of the winning answer that names it, or drops it, is
+// the same answer: deduped, through the shared store (from another bridge,
+// and at the owner, whose decision is still in memory) and on one bridge.
+func TestARetryWithScopeOnceIsDeduped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	a := sharedBroker(t, path, "A", confirm.Options{})
+	b := sharedBroker(t, path, "B", confirm.Options{})
+	ide := newHost("ide")
+	ch := ask(a, req("sess-1", "k"), ide)
+	d := ide.wait(t)
+	ctx := context.Background()
+	if _, deduped, err := b.Answer(ctx, "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once", Scope: policy.ScopeOnce}); err != nil || deduped {
+		t.Fatalf("answer from B: %v (deduped %v)", err, deduped)
+	}
+	jsonEq(t, await(t, ch).result, selected("allow-once"))
+	for _, retry := range []struct {
+		at    *confirm.Broker
+		scope policy.Scope
+	}{{b, policy.ScopeOnce}, {b, ""}, {a, policy.ScopeOnce}, {a, ""}} {
+		if _, deduped, err := retry.at.Answer(ctx, "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once", Scope: retry.scope}); err != nil || !deduped {
+			t.Fatalf("retry with scope %q: %v (deduped %v), want deduped", retry.scope, err, deduped)
+		}
+	}
+	one := newBroker(t, confirm.Options{})
+	ch = ask(one, req("sess-1", "k"), ide)
+	d = ide.wait(t)
+	if _, _, err := one.Answer(ctx, "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once"}); err != nil {
+		t.Fatal(err)
+	}
+	await(t, ch)
+	if _, deduped, err := one.Answer(ctx, "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once", Scope: policy.ScopeOnce}); err != nil || !deduped {
+		t.Fatalf("retry with scope ONCE on one bridge: %v (deduped %v), want deduped", err, deduped)
+	}
+}
+
 // TestAnswerFromAnotherBridgeChecksTheOffer: an optionId that was not
 // offered, or a scope other than ONCE (the asking bridge remembers those),
 // is refused by the answering bridge and the decision stays open.

@@ -113,8 +113,9 @@ func (c *apiClient) stream(ctx context.Context, hc *http.Client, after int64, em
 	return true, fmt.Errorf("the event stream ended")
 }
 
-// eventLine is one event for a person: time, type, session, decision and
-// what the event says.
+// eventLine is one event for a person: time, event id, type, session,
+// decision and what the event says; the time, id and type are columns of
+// fixed width (ids up to six digits).
 func eventLine(ev store.FeedEvent) string {
 	var d struct {
 		Title, Command, Status, Reason, ResolvedBy, Person, OptionID, Cwd string
@@ -147,6 +148,7 @@ func eventLine(ev store.FeedEvent) string {
 	if dec == "" {
 		dec = "-"
 	}
-	return fmt.Sprintf("%s  #%d  %-17s  %s  %s  %s", ev.At.Local().Format(time.TimeOnly), ev.ID, ev.Type,
+	// "#id" padded to 7: the type column stays put up to id 999999.
+	return fmt.Sprintf("%s  %-7s  %-17s  %s  %s  %s", ev.At.Local().Format(time.TimeOnly), fmt.Sprint("#", ev.ID), ev.Type,
 		safe(ev.SessionID), safe(dec), what)
 }

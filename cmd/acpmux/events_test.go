@@ -143,13 +143,13 @@ func TestDecisionsWatchReconnectsWhereItLeftOff(t *testing.T) {
 	}
 	add(store.FeedDecisionOpened, "d1")
 	lines := watchLines(t, srv.URL, "tok", 0, false)
-	if l := <-lines; !strings.Contains(l, "#1  decision.opened") || !strings.Contains(l, "s1  d1") {
+	if l := <-lines; !strings.Contains(l, "#1       decision.opened") || !strings.Contains(l, "s1  d1") {
 		t.Fatalf("first line %q", l)
 	}
 	srv.CloseClientConnections()
 	add(store.FeedDecisionClosed, "d1")
 	add(store.FeedDecisionOpened, "d2")
-	for _, want := range []string{"#2  decision.closed", "#3  decision.opened"} {
+	for _, want := range []string{"#2       decision.closed", "#3       decision.opened"} {
 		if l := <-lines; !strings.Contains(l, want) {
 			t.Fatalf("after reconnecting: %q, want %q", l, want)
 		}
@@ -158,5 +158,23 @@ func TestDecisionsWatchReconnectsWhereItLeftOff(t *testing.T) {
 	defer mu.Unlock()
 	if len(lastIDs) < 2 || lastIDs[0] != "0" || lastIDs[len(lastIDs)-1] != "1" {
 		t.Fatalf("Last-Event-ID of the connections: %q, want 0 then 1", lastIDs)
+	}
+}
+
+// TestWatchLinesKeepTheirColumns: the event type starts at the same column
+// whatever the event id's digits (up to six), so a person can scan a
+// long watch.
+func TestWatchLinesKeepTheirColumns(t *testing.T) {
+	at := time.Now()
+	col := -1
+	for _, id := range []int64{1, 42, 987, 123456} {
+		l := eventLine(store.FeedEvent{ID: id, At: at, Type: store.FeedDecisionOpened, SessionID: "s1", DecisionID: "d1"})
+		c := strings.Index(l, string(store.FeedDecisionOpened))
+		if col == -1 {
+			col = c
+		}
+		if c != col {
+			t.Fatalf("id %d: type at column %d, want %d:\n%s", id, c, col, l)
+		}
 	}
 }

@@ -102,7 +102,7 @@ func TestLogEventsJSON(t *testing.T) {
 		{"host attached", map[string]any{"host": "stdio"}},
 		{"session created", map[string]any{"session": "s1", "host": "stdio", "cwd": "/tmp"}},
 		{"decision opened", map[string]any{"session": "s1", "route": "ask", "decision": nil, "title": "touch x"}},
-		{"decision closed", map[string]any{"session": "s1", "route": "ask", "status": "answered", "by": "stdio", "optionId": "allow", "wait_ms": nil}},
+		{"decision closed", map[string]any{"session": "s1", "route": "ask", "status": "answered", "by": "stdio", "optionId": "allow", "wait_ms": nil, "delivered_ms": nil}},
 		{"host left", map[string]any{"host": "stdio"}},
 		{"agent exited", map[string]any{"status": 3.0, "signal": ""}},
 	} {
