@@ -71,8 +71,7 @@ func (b *Broker) answerStored(ctx context.Context, sessionID, decisionID, hostID
 
 // judgeRetry judges a, an answer to stored decision rec that is no longer
 // open (or whose claim another answer won): deduped when the answer that
-// won is a ([Answer.repeats]; the store keeps no scope, so a stored
-// answer is read as ONCE) and stands. An answer another process claimed
+// won is a ([Answer.repeats], its stored scope included) and stands. An answer another process claimed
 // for a decision of another bridge stands only once that bridge took it
 // (it checks the answer against its own offer and snapshot and may
 // refuse it as stale): judgeRetry waits for that, as the claim's own

@@ -406,7 +406,7 @@ func (b *Broker) settleAnswer(d *Decision, rec store.Record) (transition, string
 	if rec.Answer == nil || d.snap.isQuestion() {
 		return stale("an answer from another bridge this bridge cannot take")
 	}
-	a := Answer{OptionID: rec.Answer.OptionID, Text: rec.Answer.Text}
+	a := Answer{OptionID: rec.Answer.OptionID, Text: rec.Answer.Text} // ONCE, whatever scope the row names: another process's answer never remembers a verdict
 	d.mu.Lock()
 	opt, err := d.check(a)
 	d.mu.Unlock()

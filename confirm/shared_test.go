@@ -112,6 +112,45 @@ func TestARetryWithScopeOnceIsDeduped(t *testing.T) {
 	}
 }
 
+// TestARetryWithAnotherScopeConflicts: the store keeps the scope of the
+// winning answer, so a retry of the same option with another scope is
+// another answer (409), at any bridge of the store and after the owner
+// restarted, while the same scope again is deduped.
+func TestARetryWithAnotherScopeConflicts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	a := sharedBroker(t, path, "A", confirm.Options{})
+	b := sharedBroker(t, path, "B", confirm.Options{})
+	ide := newHost("ide")
+	ch := ask(a, req("sess-1", "k"), ide)
+	d := ide.wait(t)
+	ctx := context.Background()
+	if _, _, err := a.Answer(ctx, "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once", Scope: policy.ScopeSession}); err != nil {
+		t.Fatal(err)
+	}
+	await(t, ch)
+	restarted := func() *confirm.Broker { // A again, on its store, with the decision no longer in memory
+		s, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return newBroker(t, confirm.Options{Store: s, BridgeID: "A"})
+	}()
+	for _, at := range []struct {
+		name string
+		b    *confirm.Broker
+	}{{"the owner", a}, {"another bridge", b}, {"the owner restarted", restarted}} {
+		for _, scope := range []policy.Scope{"", policy.ScopeOnce} {
+			if _, deduped, err := at.b.Answer(ctx, "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once", Scope: scope}); deduped || !errors.Is(err, confirm.ErrConflict) {
+				t.Errorf("%s: a retry with scope %q of a SESSION answer: deduped %v, err %v; want a conflict", at.name, scope, deduped, err)
+			}
+		}
+		if _, deduped, err := at.b.Answer(ctx, "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once", Scope: policy.ScopeSession}); !deduped || err != nil {
+			t.Errorf("%s: the same SESSION answer again: deduped %v, err %v; want deduped", at.name, deduped, err)
+		}
+	}
+}
+
 // readHook is a bridge's SQLite store that tells read of each Get it
 // served and claimed of each Claim it stored, and can run claimHook before
 // its next Claim.
