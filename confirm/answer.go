@@ -66,11 +66,35 @@ func (b *Broker) answerStored(ctx context.Context, sessionID, decisionID, hostID
 	if rec.Status == store.StatusOpen && rec.BridgeID != "" && rec.BridgeID != b.opts.BridgeID {
 		return b.answerRemote(ctx, rec, snap, v, hostID, a)
 	}
-	if rec.Status == store.StatusAnswered && rec.Answer != nil &&
-		a.repeats(Answer{OptionID: rec.Answer.OptionID, Text: rec.Answer.Text}) { // the store keeps no scope: the decision of another bridge, answered ONCE
+	return b.judgeRetry(ctx, rec, snap, a)
+}
+
+// judgeRetry judges a, an answer to stored decision rec that is no longer
+// open (or whose claim another answer won): deduped when the answer that
+// won is a ([Answer.repeats], its stored scope included) and stands. An answer another process claimed
+// for a decision of another bridge stands only once that bridge took it
+// (it checks the answer against its own offer and snapshot and may
+// refuse it as stale): judgeRetry waits for that, as the claim's own
+// answer does, for up to remoteSettleWait. A conflict otherwise.
+func (b *Broker) judgeRetry(ctx context.Context, rec store.Record, snap Snapshot, a Answer) (View, bool, error) {
+	v := viewWithSnapshot(rec, snap)
+	if rec.Status == store.StatusAnswered && rec.DeliveredAt.IsZero() && rec.BridgeID != "" &&
+		rec.BridgeID != b.opts.BridgeID && b.sharedStore() != nil {
+		var err error
+		if sr, ok := b.store.(store.SettledReader); ok {
+			v, err = b.awaitRead(ctx, sr, rec.ID, snap)
+		} else {
+			v, err = b.awaitSettled(ctx, rec.ID, b.shared.changes(rec.ID))
+		}
+		if err != nil {
+			return View{}, false, err
+		}
+	}
+	b.tagView(ctx, &v, rec.BridgeID)
+	if v.Status == store.StatusAnswered && v.Answer != nil && a.repeats(*v.Answer) {
 		return v, true, nil
 	}
-	return v, false, closedConflict(rec.Status, rec.Reason, rec.ResolvedBy)
+	return v, false, closedConflict(v.Status, v.Reason, v.ResolvedBy)
 }
 
 // answer runs the claim of a on d for hostID, after the checks of who may
@@ -103,9 +127,19 @@ func (b *Broker) claim(ctx context.Context, d *Decision, hostID string, a Answer
 		}
 	}
 	if err := b.commit(d, t, a.OptionID, true); err != nil {
+		if errors.Is(err, ErrConflict) && d.wonWith(a) {
+			return true, nil // another process's claim of the same answer won: a retry that converged
+		}
 		return false, fmt.Errorf("record answer: %w", err)
 	}
 	return false, nil
+}
+
+// wonWith reports whether d closed answered with a ([Answer.repeats]).
+func (d *Decision) wonWith(a Answer) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.status == store.StatusAnswered && d.answer != nil && a.repeats(*d.answer)
 }
 
 // begin validates a and takes the in-memory claim of d (the

@@ -320,7 +320,7 @@ type transition struct {
 func (t transition) stored() store.Transition {
 	st := store.Transition{Status: t.Status, By: t.By, Person: t.Person, Reason: t.Reason, At: t.At, Event: t.Event}
 	if t.Answer != nil {
-		st.Answer = &store.Answer{OptionID: t.Answer.OptionID, Text: t.Answer.Text}
+		st.Answer = &store.Answer{OptionID: t.Answer.OptionID, Text: t.Answer.Text, Scope: string(t.Answer.Scope)}
 	}
 	if t.Question != nil {
 		st.Answer = storedQuestionAnswer(*t.Question)

@@ -406,7 +406,7 @@ func (b *Broker) settleAnswer(d *Decision, rec store.Record) (transition, string
 	if rec.Answer == nil || d.snap.isQuestion() {
 		return stale("an answer from another bridge this bridge cannot take")
 	}
-	a := Answer{OptionID: rec.Answer.OptionID, Text: rec.Answer.Text}
+	a := Answer{OptionID: rec.Answer.OptionID, Text: rec.Answer.Text} // ONCE, whatever scope the row names: another process's answer never remembers a verdict
 	d.mu.Lock()
 	opt, err := d.check(a)
 	d.mu.Unlock()
@@ -460,14 +460,20 @@ func (b *Broker) answerRemote(ctx context.Context, rec store.Record, snap Snapsh
 		Answer: &store.Answer{OptionID: a.OptionID, Text: a.Text}, By: by, Person: personName(ctx), Reason: store.ReasonAnswered, At: now})
 	if !won && changed != nil {
 		b.shared.forget(rec.ID, changed)
-		changed = nil
 	}
 	if err != nil {
 		return v, false, fmt.Errorf("record answer: %w", err)
 	}
+	if !won { // another answer won: a retry of it converges once it stands (judgeRetry)
+		lost, err := b.store.Get(ctx, rec.ID)
+		if err != nil {
+			return v, false, err
+		}
+		return b.judgeRetry(ctx, lost, snap, a)
+	}
 	var got View
 	var gerr error
-	if reads && won {
+	if reads {
 		got, gerr = b.awaitRead(ctx, sr, rec.ID, snap)
 	} else {
 		got, gerr = b.awaitSettled(ctx, rec.ID, changed)
@@ -477,28 +483,24 @@ func (b *Broker) answerRemote(ctx context.Context, rec store.Record, snap Snapsh
 	}
 	b.tagView(ctx, &got, rec.BridgeID)
 	switch {
-	case won && got.Reason == store.ReasonStale:
+	case got.Reason == store.ReasonStale:
 		return got, false, fmt.Errorf("%w: %w: the bridge that asked refused the answer", ErrConflict, ErrStale)
-	case won && got.Status != store.StatusAnswered:
+	case got.Status != store.StatusAnswered:
 		return got, false, fmt.Errorf("%w: the bridge that asked had closed the decision already: %s (%s)", ErrConflict, got.Status, got.Reason)
-	case won:
-		return got, false, nil
-	case got.Answer != nil && a.repeats(*got.Answer):
-		return got, true, nil
 	}
-	return got, false, closedConflict(got.Status, got.Reason, got.ResolvedBy)
+	return got, false, nil
 }
 
 // awaitSettled returns the view of stored decision id once its owner
-// delivered or refused it, or after remoteSettleWait (at once for a lost
-// claim). It reads the row again at each store change RunShared sees, and
-// every 50ms without one.
+// delivered or refused it, or after remoteSettleWait. It reads the row
+// again at each store change RunShared sees (changed, from
+// b.shared.changes(id); it is forgotten on return), and every 50ms
+// without one (so a change before changed was taken is seen too).
 func (b *Broker) awaitSettled(ctx context.Context, id string, changed <-chan struct{}) (View, error) {
 	deadline := time.NewTimer(remoteSettleWait)
 	defer deadline.Stop()
-	wait := changed != nil
 	var rec store.Record
-	for read, fired := !wait, false; ; read = true {
+	for read, fired := false, false; ; read = true {
 		if read {
 			if fired {
 				changed, fired = b.shared.changes(id), false
@@ -508,7 +510,7 @@ func (b *Broker) awaitSettled(ctx context.Context, id string, changed <-chan str
 				b.shared.forget(id, changed)
 				return View{}, err
 			}
-			if !wait || !rec.DeliveredAt.IsZero() || rec.Status != store.StatusAnswered {
+			if !rec.DeliveredAt.IsZero() || rec.Status != store.StatusAnswered {
 				b.shared.forget(id, changed)
 				return viewOfRecord(rec)
 			}

@@ -15,14 +15,20 @@ import (
 )
 
 // sharedBroker opens path as its own store (as another process would) and
-// runs a broker of bridge id on it until the test ends.
+// runs a broker of bridge id on it until the test ends. An opts.Store of
+// type *readHook wraps that store.
 func sharedBroker(t *testing.T, path, id string, opts confirm.Options) *confirm.Broker {
 	t.Helper()
 	s, err := sqlite.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Store, opts.BridgeID = s, id
+	if w, ok := opts.Store.(*readHook); ok { // the test's wrapper of this bridge's own store
+		w.Store = s
+	} else {
+		opts.Store = s
+	}
+	opts.BridgeID = id
 	b := newBroker(t, opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -104,6 +110,186 @@ func TestARetryWithScopeOnceIsDeduped(t *testing.T) {
 	if _, deduped, err := one.Answer(ctx, "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once", Scope: policy.ScopeOnce}); err != nil || !deduped {
 		t.Fatalf("retry with scope ONCE on one bridge: %v (deduped %v), want deduped", err, deduped)
 	}
+}
+
+// TestARetryWithAnotherScopeConflicts: the store keeps the scope of the
+// winning answer, so a retry of the same option with another scope is
+// another answer (409), at any bridge of the store and after the owner
+// restarted, while the same scope again is deduped.
+func TestARetryWithAnotherScopeConflicts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	a := sharedBroker(t, path, "A", confirm.Options{})
+	b := sharedBroker(t, path, "B", confirm.Options{})
+	ide := newHost("ide")
+	ch := ask(a, req("sess-1", "k"), ide)
+	d := ide.wait(t)
+	ctx := context.Background()
+	if _, _, err := a.Answer(ctx, "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once", Scope: policy.ScopeSession}); err != nil {
+		t.Fatal(err)
+	}
+	await(t, ch)
+	restarted := func() *confirm.Broker { // A again, on its store, with the decision no longer in memory
+		s, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return newBroker(t, confirm.Options{Store: s, BridgeID: "A"})
+	}()
+	for _, at := range []struct {
+		name string
+		b    *confirm.Broker
+	}{{"the owner", a}, {"another bridge", b}, {"the owner restarted", restarted}} {
+		for _, scope := range []policy.Scope{"", policy.ScopeOnce} {
+			if _, deduped, err := at.b.Answer(ctx, "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once", Scope: scope}); deduped || !errors.Is(err, confirm.ErrConflict) {
+				t.Errorf("%s: a retry with scope %q of a SESSION answer: deduped %v, err %v; want a conflict", at.name, scope, deduped, err)
+			}
+		}
+		if _, deduped, err := at.b.Answer(ctx, "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once", Scope: policy.ScopeSession}); !deduped || err != nil {
+			t.Errorf("%s: the same SESSION answer again: deduped %v, err %v; want deduped", at.name, deduped, err)
+		}
+	}
+}
+
+// readHook is a bridge's SQLite store that tells read of each Get it
+// served and claimed of each Claim it stored, and can run claimHook before
+// its next Claim.
+type readHook struct {
+	*sqlite.Store
+	read      chan store.Record
+	claimed   chan struct{}
+	claimHook func()
+}
+
+func (h *readHook) Get(ctx context.Context, id string) (store.Record, error) {
+	rec, err := h.Store.Get(ctx, id)
+	if err == nil && h.read != nil {
+		select {
+		case h.read <- rec:
+		default:
+		}
+	}
+	return rec, err
+}
+
+func (h *readHook) Claim(ctx context.Context, id string, t store.Transition) (bool, error) {
+	if f := h.claimHook; f != nil {
+		h.claimHook = nil
+		f()
+	}
+	won, err := h.Store.Claim(ctx, id, t)
+	if h.claimed != nil {
+		h.claimed <- struct{}{}
+	}
+	return won, err
+}
+
+// TestARetryWaitsForTheOwnerToTakeTheAnswer: a retry (through a third
+// bridge) of an answer another bridge claimed, found answered in the
+// store while the owner still judges it, is not deduped at once: it waits
+// for the owner, who refuses it as stale, and conflicts, as the claim's
+// own answer does.
+func TestARetryWaitsForTheOwnerToTakeTheAnswer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	hold, judging := make(chan struct{}), make(chan struct{}, 1)
+	a := sharedBroker(t, path, "A", confirm.Options{Revalidate: func(context.Context, confirm.Snapshot) error {
+		judging <- struct{}{}
+		<-hold
+		return errors.New("the working tree moved")
+	}})
+	b := sharedBroker(t, path, "B", confirm.Options{})
+	hook := &readHook{read: make(chan store.Record, 16)}
+	c := sharedBroker(t, path, "C", confirm.Options{Store: hook})
+	ide := newHost("ide")
+	ch := ask(a, req("sess-1", "k"), ide)
+	d := ide.wait(t)
+	ctx := context.Background()
+	first := make(chan error, 1)
+	go func() {
+		_, _, err := b.Answer(ctx, "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once"})
+		first <- err
+	}()
+	<-judging
+	type outcome struct {
+		deduped bool
+		err     error
+	}
+	retry := make(chan outcome, 1)
+	go func() {
+		_, deduped, err := c.Answer(ctx, "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once", Scope: policy.ScopeOnce})
+		retry <- outcome{deduped, err}
+	}()
+	for rec := range hook.read { // the retry read the row as the claim left it
+		if rec.Status == store.StatusAnswered {
+			break
+		}
+	}
+	close(hold)
+	if err := <-first; !errors.Is(err, confirm.ErrStale) {
+		t.Fatalf("the claimed answer: %v, want ErrStale", err)
+	}
+	if got := <-retry; got.deduped || !errors.Is(got.err, confirm.ErrConflict) {
+		t.Fatalf("the retry: deduped %v, err %v; want a conflict (the owner refused the answer)", got.deduped, got.err)
+	}
+	jsonEq(t, await(t, ch).result, selected("reject-once"))
+}
+
+// TestALostClaimOfARefusedAnswerConflicts: a retry that read the decision
+// open and then lost its claim to the same answer, which the owner then
+// refused as stale, conflicts: the row is cancelled (stale), whatever
+// answer its columns still hold.
+func TestALostClaimOfARefusedAnswerConflicts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	a := sharedBroker(t, path, "A", confirm.Options{Revalidate: func(context.Context, confirm.Snapshot) error {
+		return errors.New("the working tree moved")
+	}})
+	b := sharedBroker(t, path, "B", confirm.Options{})
+	hook := &readHook{}
+	c := sharedBroker(t, path, "C", confirm.Options{Store: hook})
+	ide := newHost("ide")
+	ch := ask(a, req("sess-1", "k"), ide)
+	d := ide.wait(t)
+	ctx := context.Background()
+	hook.claimHook = func() { // the first answer wins, and is refused, between the retry's read and its claim
+		if _, _, err := b.Answer(ctx, "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once"}); !errors.Is(err, confirm.ErrStale) {
+			t.Errorf("the first answer: %v, want ErrStale", err)
+		}
+		jsonEq(t, await(t, ch).result, selected("reject-once"))
+	}
+	v, deduped, err := c.Answer(ctx, "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once", Scope: policy.ScopeOnce})
+	if deduped || !errors.Is(err, confirm.ErrConflict) || v.Reason != store.ReasonStale {
+		t.Fatalf("the retry: %s (%s), deduped %v, err %v; want a conflict on the stale decision", v.Status, v.Reason, deduped, err)
+	}
+}
+
+// TestAnOwnersClaimLostToTheSameAnswerIsDeduped: at the owning bridge, an
+// answer whose claim in the store loses to the same answer given through
+// another bridge is deduped, not a conflict; the agent gets one response.
+func TestAnOwnersClaimLostToTheSameAnswerIsDeduped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	hook, bHook := &readHook{}, &readHook{claimed: make(chan struct{}, 1)}
+	a := sharedBroker(t, path, "A", confirm.Options{Store: hook})
+	b := sharedBroker(t, path, "B", confirm.Options{Store: bHook})
+	ide := newHost("ide")
+	ch := ask(a, req("sess-1", "k"), ide)
+	d := ide.wait(t)
+	ctx := context.Background()
+	viaB := make(chan error, 1)
+	hook.claimHook = func() { // B's claim of the same answer commits first
+		go func() {
+			_, _, err := b.Answer(ctx, "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once"})
+			viaB <- err
+		}()
+		<-bHook.claimed
+	}
+	_, deduped, err := a.Answer(ctx, "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once"})
+	if err != nil || !deduped {
+		t.Fatalf("the answer at A: deduped %v, err %v; want deduped", deduped, err)
+	}
+	if err := <-viaB; err != nil {
+		t.Fatalf("the answer through B: %v", err)
+	}
+	jsonEq(t, await(t, ch).result, selected("allow-once"))
 }
 
 // TestAnswerFromAnotherBridgeChecksTheOffer: an optionId that was not

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/acpmux/acpmux/confirm/policy"
 	"github.com/acpmux/acpmux/confirm/question"
 	"github.com/acpmux/acpmux/confirm/store"
 
@@ -109,7 +110,7 @@ func viewWithSnapshot(r store.Record, snap Snapshot) View {
 	v := viewOf(r.ID, snap, r.CreatedAt, r.Deadline)
 	v.Status = r.Status
 	if r.Answer != nil {
-		v.Answer = &Answer{OptionID: r.Answer.OptionID, Text: r.Answer.Text}
+		v.Answer = &Answer{OptionID: r.Answer.OptionID, Text: r.Answer.Text, Scope: policy.Scope(r.Answer.Scope)}
 	}
 	if r.Status.Closed() {
 		v.Reason, v.ResolvedBy, v.AnsweredBy = r.Reason, r.ResolvedBy, r.Person

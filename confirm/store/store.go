@@ -106,10 +106,15 @@ type Record struct {
 }
 
 // Answer is the stored part of the winning answer: an offered optionId,
-// free text, or both.
+// free text, or both, and the scope it was given with.
 type Answer struct {
 	OptionID string
 	Text     string
+	// Scope is the answer's scope as given: "", ONCE, SESSION or ALWAYS
+	// (docs/policy.md); "" too for an answer stored before the store
+	// recorded scopes. What a store reads here never widens what an
+	// answer from another process may do: those are ONCE.
+	Scope string
 }
 
 // Transition is the one move of a decision out of [StatusOpen].

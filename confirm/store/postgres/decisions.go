@@ -55,15 +55,16 @@ func (s *Store) insert(ctx context.Context, rec store.Record) (bool, error) {
 // one's row lock, then finds the status no longer open.
 func (s *Store) Claim(ctx context.Context, id string, t store.Transition) (bool, error) {
 	var opt, text *string
+	scope := ""
 	if t.Answer != nil {
-		opt, text = &t.Answer.OptionID, &t.Answer.Text
+		opt, text, scope = &t.Answer.OptionID, &t.Answer.Text, t.Answer.Scope
 	}
 	b := &pgx.Batch{}
 	b.Queue(`WITH rows AS (UPDATE decisions SET status = $1, answer_option = $2, answer_text = $3,
-		resolved_by = $4, reason = $5, closed_at = $6, resolved_person = $8, claimer = $9, delivered_at = NULL
+		resolved_by = $4, reason = $5, closed_at = $6, resolved_person = $8, claimer = $9, delivered_at = NULL, answer_scope = $11
 		WHERE id = $7 AND status = 'open' RETURNING id, owner)
 		SELECT CASE WHEN owner <> '' AND owner <> $9 THEN pg_notify(`+channelOf("owner")+`, $10) END FROM rows`,
-		string(t.Status), opt, text, t.By, string(t.Reason), nanos(t.At), id, t.Person, s.owner, claimNotice(id, t))
+		string(t.Status), opt, text, t.By, string(t.Reason), nanos(t.At), id, t.Person, s.owner, claimNotice(id, t), scope)
 	chain := &chainRows{}
 	if t.Event.Seq != 0 {
 		chain.event("new_event", id, t.Event) // queueNewEvent's guard
@@ -143,7 +144,7 @@ func queueNewEvent(b *pgx.Batch, id string, ev store.Event) {
 }
 
 const recordColumns = `id, session_id, agent_key, status, request, snapshot, created_at, deadline, answer_option, answer_text,
-	resolved_by, reason, closed_at, delivered_at, bridge_id, resolved_person`
+	resolved_by, reason, closed_at, delivered_at, bridge_id, resolved_person, answer_scope`
 
 // scanRecord scans recordColumns, then into extra.
 func scanRecord(row pgx.Row, extra ...any) (store.Record, error) {
@@ -153,17 +154,18 @@ func scanRecord(row pgx.Row, extra ...any) (store.Record, error) {
 		snap              string
 		created, deadline int64
 		opt, text         *string
+		scope             string
 		closed, delivered *int64
 	)
 	if err := row.Scan(append([]any{&r.ID, &r.SessionID, &r.AgentKey, &status, &r.Request, &snap, &created, &deadline, &opt, &text,
-		&r.ResolvedBy, &reason, &closed, &delivered, &r.BridgeID, &r.Person}, extra...)...); err != nil {
+		&r.ResolvedBy, &reason, &closed, &delivered, &r.BridgeID, &r.Person, &scope}, extra...)...); err != nil {
 		return r, err
 	}
 	r.Snapshot = json.RawMessage(snap)
 	r.Status, r.Reason = store.Status(status), store.Reason(reason)
 	r.CreatedAt, r.Deadline = fromNanos(created), fromNanos(deadline)
 	if opt != nil || text != nil {
-		r.Answer = &store.Answer{OptionID: deref(opt), Text: deref(text)}
+		r.Answer = &store.Answer{OptionID: deref(opt), Text: deref(text), Scope: scope}
 	}
 	if closed != nil {
 		r.ClosedAt = fromNanos(*closed)

@@ -93,6 +93,7 @@ var migrations = []string{
 	migrationLanes,         // lanes.go
 	migrationRuleKeys,      // rulekeys.go
 	migrationFeedBridge,    // feedbridge.go
+	migrationAnswerScope,   // answerscope.go
 }
 
 // migrationLock is the key of the transaction-level advisory lock that

@@ -107,7 +107,7 @@ func (s *Store) LoseOwners(ctx context.Context, cutoff, at time.Time, audit func
 	// that asked is gone, so the claim is void and never reads as an
 	// approval.
 	rows, err := tx.Query(ctx, `UPDATE decisions d SET status = 'cancelled', reason = $1, closed_at = $2,
-			answer_option = NULL, answer_text = NULL
+			answer_option = NULL, answer_text = NULL, answer_scope = ''
 		FROM bridges b WHERE b.id = d.bridge_id AND d.bridge_id <> '' AND b.heartbeat < $3 AND (d.status = 'open'
 			OR (d.status = 'answered' AND d.delivered_at IS NULL AND d.closed_at < $3))
 		RETURNING d.id`, store.ReasonOwnerLost, nanos(at), nanos(cutoff))

@@ -185,7 +185,7 @@ func loseOwner(ctx context.Context, tx *sql.Tx, id string, at int64) error {
 		return err
 	}
 	_, err := tx.ExecContext(ctx, `UPDATE decisions SET status = 'cancelled', reason = ?, closed_at = ?,
-			answer_option = NULL, answer_text = NULL
+			answer_option = NULL, answer_text = NULL, answer_scope = ''
 		WHERE id = ? AND (status = 'open' OR (status = 'answered' AND delivered_at IS NULL))`, store.ReasonOwnerLost, at, id)
 	return err
 }

@@ -177,6 +177,7 @@ var migrations = []string{
 	migrationFeedAt,      // feedindex.go
 	migrationLanes,       // lanes.go
 	migrationFeedBridge,  // feedbridge.go
+	migrationAnswerScope, // answerscope.go
 }
 
 func (s *Store) migrate() error {
@@ -336,12 +337,13 @@ func (s *Store) Claim(ctx context.Context, id string, t store.Transition) (bool,
 	}
 	defer tx.Rollback()
 	var opt, text any
+	scope := ""
 	if t.Answer != nil {
-		opt, text = t.Answer.OptionID, t.Answer.Text
+		opt, text, scope = t.Answer.OptionID, t.Answer.Text, t.Answer.Scope
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE decisions SET status = ?, answer_option = ?, answer_text = ?,
+	res, err := tx.ExecContext(ctx, `UPDATE decisions SET status = ?, answer_option = ?, answer_text = ?, answer_scope = ?,
 		resolved_by = ?, reason = ?, closed_at = ?, resolved_person = ?, delivered_at = NULL WHERE id = ? AND status = 'open'`,
-		string(t.Status), opt, text, t.By, string(t.Reason), nanos(t.At), t.Person, id)
+		string(t.Status), opt, text, scope, t.By, string(t.Reason), nanos(t.At), t.Person, id)
 	if err != nil {
 		return false, fmt.Errorf("store claim: %w", err)
 	}
@@ -399,7 +401,7 @@ func insertEvent(ctx context.Context, tx *sql.Tx, id string, ev store.Event) err
 }
 
 const recordColumns = `id, session_id, agent_key, status, request, snapshot, created_at, deadline, answer_option, answer_text,
-	resolved_by, reason, closed_at, delivered_at, bridge_id, resolved_person`
+	resolved_by, reason, closed_at, delivered_at, bridge_id, resolved_person, answer_scope`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -412,10 +414,11 @@ func scanRecord(sc scanner) (store.Record, error) {
 		req                 []byte
 		created, deadline   int64
 		opt, text           sql.NullString
+		scope               string
 		closed, delivered   sql.NullInt64
 	)
 	if err := sc.Scan(&r.ID, &sessionID, &agentKey, &status, &req, &snap, &created, &deadline, &opt, &text,
-		&r.ResolvedBy, &reason, &closed, &delivered, &r.BridgeID, &r.Person); err != nil {
+		&r.ResolvedBy, &reason, &closed, &delivered, &r.BridgeID, &r.Person, &scope); err != nil {
 		return r, err
 	}
 	r.SessionID, r.AgentKey = sessionID, agentKey
@@ -423,7 +426,7 @@ func scanRecord(sc scanner) (store.Record, error) {
 	r.Status, r.Reason = store.Status(status), store.Reason(reason)
 	r.CreatedAt, r.Deadline = fromNanos(created), fromNanos(deadline)
 	if opt.Valid || text.Valid {
-		r.Answer = &store.Answer{OptionID: opt.String, Text: text.String}
+		r.Answer = &store.Answer{OptionID: opt.String, Text: text.String, Scope: scope}
 	}
 	if closed.Valid {
 		r.ClosedAt = fromNanos(closed.Int64)

@@ -57,7 +57,8 @@ func insert(t *testing.T, s store.Store, rec store.Record) {
 }
 
 // claimOnce: of 50 concurrent claims exactly one wins, its event is
-// journalled with the row, and a missing id is ErrNotFound.
+// journalled with the row (the winner's answer with its scope), and a
+// missing id is ErrNotFound.
 func claimOnce(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	rec := openRecord("d1", "s", time.Now())
@@ -70,7 +71,7 @@ func claimOnce(t *testing.T, s store.Store) {
 	for i := range 50 {
 		wg.Go(func() {
 			won, err := s.Claim(ctx, "d1", store.Transition{Status: store.StatusAnswered,
-				Answer: &store.Answer{OptionID: strconv.Itoa(i)}, By: "h" + strconv.Itoa(i), Reason: store.ReasonAnswered, At: time.Now(),
+				Answer: &store.Answer{OptionID: strconv.Itoa(i), Scope: "S" + strconv.Itoa(i)}, By: "h" + strconv.Itoa(i), Reason: store.ReasonAnswered, At: time.Now(),
 				Event: store.Event{Seq: 2, At: time.Now(), Type: store.EventAnswered, Host: "h" + strconv.Itoa(i)}})
 			if err != nil {
 				t.Error(err)
@@ -91,7 +92,8 @@ func claimOnce(t *testing.T, s store.Store) {
 	}
 	got, _ := s.Get(ctx, "d1")
 	if got.Status != store.StatusAnswered || len(got.Events) != 2 || got.Events[1].Host != got.ResolvedBy ||
-		got.Answer == nil || "h"+got.Answer.OptionID != got.ResolvedBy || got.Reason != store.ReasonAnswered || got.ClosedAt.IsZero() {
+		got.Answer == nil || "h"+got.Answer.OptionID != got.ResolvedBy || "S"+got.Answer.OptionID != got.Answer.Scope ||
+		got.Reason != store.ReasonAnswered || got.ClosedAt.IsZero() {
 		t.Fatalf("record %+v", got)
 	}
 	if _, err := s.Get(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
