@@ -70,14 +70,21 @@ func (b *Broker) answerStored(ctx context.Context, sessionID, decisionID, hostID
 }
 
 // judgeRetry judges a, an answer to stored decision rec that is no longer
-// open (or whose claim another answer won): deduped when the answer that
-// won is a ([Answer.repeats], its stored scope included) and stands. An answer another process claimed
-// for a decision of another bridge stands only once that bridge took it
-// (it checks the answer against its own offer and snapshot and may
-// refuse it as stale): judgeRetry waits for that, as the claim's own
-// answer does, for up to remoteSettleWait. A conflict otherwise.
+// open (or whose claim another answer won), after the checks of who may
+// answer (people.go): deduped when the answer that won is a
+// ([Answer.repeats], its stored scope included) and stands. An answer
+// another process claimed for a decision of another bridge stands only
+// once that bridge took it (it checks the answer against its own offer and
+// snapshot and may refuse it as stale): judgeRetry waits for that, as the
+// claim's own answer does, for up to remoteSettleWait, and when the bridge
+// has not taken it by then the retry gets what the claim's answer got, the
+// view with Delivered false (deduped: the same answer, still pending). A
+// conflict otherwise; ctx's error when it ends during the wait.
 func (b *Broker) judgeRetry(ctx context.Context, rec store.Record, snap Snapshot, a Answer) (View, bool, error) {
 	v := viewWithSnapshot(rec, snap)
+	if err := mayAnswer(ctx, &Decision{snap: snap}); err != nil {
+		return v, false, err
+	}
 	if rec.Status == store.StatusAnswered && rec.DeliveredAt.IsZero() && rec.BridgeID != "" &&
 		rec.BridgeID != b.opts.BridgeID && b.sharedStore() != nil {
 		var err error
@@ -85,6 +92,9 @@ func (b *Broker) judgeRetry(ctx context.Context, rec store.Record, snap Snapshot
 			v, err = b.awaitRead(ctx, sr, rec.ID, snap)
 		} else {
 			v, err = b.awaitSettled(ctx, rec.ID, b.shared.changes(rec.ID))
+		}
+		if err == nil {
+			err = context.Cause(ctx) // the client left during the wait: no verdict for it
 		}
 		if err != nil {
 			return View{}, false, err

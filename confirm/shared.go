@@ -406,7 +406,12 @@ func (b *Broker) settleAnswer(d *Decision, rec store.Record) (transition, string
 	if rec.Answer == nil || d.snap.isQuestion() {
 		return stale("an answer from another bridge this bridge cannot take")
 	}
-	a := Answer{OptionID: rec.Answer.OptionID, Text: rec.Answer.Text} // ONCE, whatever scope the row names: another process's answer never remembers a verdict
+	// ONCE, whatever scope the row names: another process's answer never
+	// remembers a verdict (the row's ONCE is kept, for the views).
+	a := Answer{OptionID: rec.Answer.OptionID, Text: rec.Answer.Text}
+	if policy.Scope(rec.Answer.Scope) == policy.ScopeOnce {
+		a.Scope = policy.ScopeOnce
+	}
 	d.mu.Lock()
 	opt, err := d.check(a)
 	d.mu.Unlock()
@@ -457,7 +462,7 @@ func (b *Broker) answerRemote(ctx context.Context, rec store.Record, snap Snapsh
 		changed = b.shared.changes(rec.ID) // before the claim: the owner may settle it at once
 	}
 	won, err := b.store.Claim(ctx, rec.ID, store.Transition{Status: store.StatusAnswered,
-		Answer: &store.Answer{OptionID: a.OptionID, Text: a.Text}, By: by, Person: personName(ctx), Reason: store.ReasonAnswered, At: now})
+		Answer: &store.Answer{OptionID: a.OptionID, Text: a.Text, Scope: string(a.Scope)}, By: by, Person: personName(ctx), Reason: store.ReasonAnswered, At: now})
 	if !won && changed != nil {
 		b.shared.forget(rec.ID, changed)
 	}

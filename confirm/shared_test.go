@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/identity"
 	"github.com/acpmux/acpmux/confirm/policy"
 	"github.com/acpmux/acpmux/confirm/store"
 	"github.com/acpmux/acpmux/confirm/store/sqlite"
@@ -148,6 +149,78 @@ func TestARetryWithAnotherScopeConflicts(t *testing.T) {
 		if _, deduped, err := at.b.Answer(ctx, "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once", Scope: policy.ScopeSession}); !deduped || err != nil {
 			t.Errorf("%s: the same SESSION answer again: deduped %v, err %v; want deduped", at.name, deduped, err)
 		}
+	}
+}
+
+// TestARetryWhileTheOwnerIsSlowGetsWhatTheClaimGot: a retry of an answer
+// the owner has not taken within the answer's wait (2 s) gets what the
+// claim's own answer got: 200 with delivered false (deduped: the same
+// answer, still pending), not a verdict the owner has not given; a retry
+// whose client leaves during the wait gets the context's error.
+func TestARetryWhileTheOwnerIsSlowGetsWhatTheClaimGot(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	hold, judging := make(chan struct{}), make(chan struct{}, 1)
+	a := sharedBroker(t, path, "A", confirm.Options{Revalidate: func(context.Context, confirm.Snapshot) error {
+		judging <- struct{}{}
+		<-hold
+		return errors.New("the working tree moved")
+	}})
+	b := sharedBroker(t, path, "B", confirm.Options{})
+	c := sharedBroker(t, path, "C", confirm.Options{})
+	ide := newHost("ide")
+	ch := ask(a, req("sess-1", "k"), ide)
+	d := ide.wait(t)
+	ctx := context.Background()
+	first := make(chan confirm.View, 1)
+	go func() {
+		v, _, err := b.Answer(ctx, "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once", Scope: policy.ScopeOnce})
+		if err != nil {
+			t.Errorf("the claimed answer: %v", err)
+		}
+		first <- v
+	}()
+	<-judging
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, deduped, err := c.Answer(gone, "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once"}); deduped || !errors.Is(err, context.Canceled) {
+		t.Fatalf("a retry whose client left: deduped %v, err %v; want context.Canceled", deduped, err)
+	}
+	v, deduped, err := c.Answer(ctx, "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once"})
+	if err != nil || !deduped || v.Delivered || v.Status != store.StatusAnswered {
+		t.Fatalf("a retry while the owner judges past the wait: %s, delivered %v, deduped %v, err %v; want the pending answer", v.Status, v.Delivered, deduped, err)
+	}
+	if fv := <-first; fv.Delivered || fv.Answer == nil || fv.Answer.Scope != policy.ScopeOnce {
+		t.Fatalf("the claim's own answer: delivered %v, answer %+v; want not delivered, scope ONCE", fv.Delivered, fv.Answer)
+	}
+	close(hold)
+	jsonEq(t, await(t, ch).result, selected("reject-once"))
+}
+
+// TestARetryOfAClosedDecisionChecksWhoMayAnswer: a retry read from the
+// store (another bridge, the decision closed) passes the checks of who
+// may answer first: an observer is refused (403), as at the owner.
+func TestARetryOfAClosedDecisionChecksWhoMayAnswer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	a := sharedBroker(t, path, "A", confirm.Options{})
+	b := sharedBroker(t, path, "B", confirm.Options{})
+	ide := newHost("ide")
+	ch := ask(a, req("sess-1", "k"), ide)
+	d := ide.wait(t)
+	ctx := context.Background()
+	v, _, err := b.Answer(ctx, "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once", Scope: policy.ScopeOnce})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Answer == nil || v.Answer.Scope != policy.ScopeOnce {
+		t.Fatalf("the answer through B: %+v, want scope ONCE (as given)", v.Answer)
+	}
+	await(t, ch)
+	if v, err := a.Decision(ctx, "sess-1", d.ID()); err != nil || v.Answer == nil || v.Answer.Scope != policy.ScopeOnce {
+		t.Fatalf("the owner's view: %+v, %v; want scope ONCE", v.Answer, err)
+	}
+	olga := identity.WithPerson(ctx, identity.Person{Name: "olga", Role: store.RoleObserver})
+	if _, deduped, err := b.Answer(olga, "sess-1", d.ID(), "http", confirm.Answer{OptionID: "allow-once", Scope: policy.ScopeOnce}); deduped || !errors.Is(err, confirm.ErrForbidden) {
+		t.Fatalf("an observer's retry: deduped %v, err %v; want ErrForbidden", deduped, err)
 	}
 }
 

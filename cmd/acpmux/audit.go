@@ -75,7 +75,7 @@ func auditMain(args []string, s stdio) int {
 		}
 		return 1
 	}
-	st, err := openState(state) // state.go
+	st, err := openStateOr(state, "") // state.go: :memory: holds nothing to read
 	if err != nil {
 		fmt.Fprintln(s.err, "acpmux audit:", err)
 		return 1

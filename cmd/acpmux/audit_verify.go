@@ -50,7 +50,7 @@ func auditVerifyMain(args []string, s stdio) int {
 		fmt.Fprintln(s.err, "acpmux audit verify:", err)
 		return 1
 	}
-	st, err := openState(state) // state.go
+	st, err := openStateOr(state, "") // state.go: :memory: holds nothing to read
 	if err != nil {
 		fmt.Fprintln(s.err, "acpmux audit verify:", err)
 		return 1
@@ -80,10 +80,18 @@ func auditVerifyMain(args []string, s stdio) int {
 	for _, c := range head.Legacy {
 		legacy += c
 	}
-	fmt.Fprintf(s.out, "ok: %d rows chained (the main chain and %d lanes), head %s", n, len(head.Lanes), store.ChainHeadHash(head))
+	fmt.Fprintf(s.out, "ok: %s chained (the main chain and %s), head %s", counted(n, "row"), counted(int64(len(head.Lanes)), "lane"), store.ChainHeadHash(head))
 	if legacy > 0 {
 		fmt.Fprintf(s.out, " (%d older rows from before the chain started carry no hash)", legacy)
 	}
 	fmt.Fprintln(s.out)
 	return 0
+}
+
+// counted is n and noun, plural unless n is 1: "1 row", "2 rows", "0 lanes".
+func counted(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

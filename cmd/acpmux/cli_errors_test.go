@@ -54,6 +54,8 @@ func TestCLIErrorsSayWhatToDo(t *testing.T) {
 			"--state " + foreign + ": not an acpmux store, or copied without its -wal file: pass the --state your bridges use"},
 		{[]string{"inbox", "--listen", "127.0.0.1:0", "--state", "postgres://x@127.0.0.1:1/db?sslmode=disable", "--token-file", tok}, 1,
 			"and that the server is running; or choose another --state)"}, // no --state :memory: for the inbox
+		{[]string{"audit", "--state", "postgres://x@127.0.0.1:1/db?sslmode=disable"}, 1,
+			"and that the server is running; or choose another --state)"}, // no --state :memory: for what reads a store
 		{[]string{"attach", "--token-file", tok, noACP.URL}, 1, "nothing serves ACP there; attach to a bridge started with acpmux run --listen"},
 		{[]string{"token", "add", "token-file", "--role", "approver", "--state", filepath.Join(dir, "s.db")}, 2, `name "token-file" is reserved`},
 	} {

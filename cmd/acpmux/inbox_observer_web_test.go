@@ -12,7 +12,8 @@ import (
 
 // TestInboxPageShowsAnObserverNoButtons opens the page of acpmux inbox in
 // headless Chromium with an observer's token (docs/tokens.md): the card of
-// a headless bridge's pending confirmation under "Other bridges" has no
+// a headless bridge's pending confirmation under "Bridges" (the inbox has
+// no bridge of its own, so none is "other") has no
 // answer buttons, only the "You are an observer" notice, and the Sessions
 // section does not claim there is no session.
 func TestInboxPageShowsAnObserverNoButtons(t *testing.T) {
@@ -44,7 +45,10 @@ func TestInboxPageShowsAnObserverNoButtons(t *testing.T) {
 		t.Fatalf("%d buttons under Other bridges for an observer (%v), want none", n, err)
 	}
 	text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('no-sessions').innerText`))
-	if err != nil || strings.Contains(text, "No session yet") || !strings.Contains(text, "1 session") {
+	if err != nil || strings.Contains(text, "No session yet") || !strings.Contains(text, "1 session") || !strings.Contains(text, `listed under "Bridges"`) {
 		t.Fatalf("the Sessions section says %q (%v) while a bridge has a session", text, err)
+	}
+	if h, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#bridges h2').innerText`)); err != nil || h != "Bridges" {
+		t.Fatalf("the inbox's heading of the bridges: %q (%v), want Bridges (it has no bridge of its own)", h, err)
 	}
 }

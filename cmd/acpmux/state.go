@@ -32,7 +32,8 @@ const stateConnectTimeout = 30 * time.Second
 func openState(state string) (stateStore, error) { return openStateOr(state, ", or --state :memory:") }
 
 // openStateOr is openState whose errors end their advice with other (""
-// for a command that refuses :memory:, as acpmux inbox does).
+// for a command that refuses :memory:, as acpmux inbox does, or that reads
+// what a store already holds: audit, token, always, prune).
 func openStateOr(state, other string) (stateStore, error) {
 	if postgres.IsURL(state) {
 		ctx, cancel := context.WithTimeout(context.Background(), stateConnectTimeout)

@@ -81,5 +81,5 @@ func openExistingStore(state string) (stateStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	return openState(state) // state.go
+	return openStateOr(state, "") // state.go: :memory: holds nothing to read
 }

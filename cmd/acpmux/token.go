@@ -107,7 +107,7 @@ func tokenMain(args []string, s stdio) int {
 			return usage(err.Error())
 		}
 	}
-	st, err := openState(state) // state.go
+	st, err := openStateOr(state, "") // state.go: :memory: holds nothing to read
 	if err != nil {
 		fmt.Fprintln(s.err, "acpmux token:", err)
 		return 1

@@ -87,10 +87,13 @@ function remoteCard(b, v) {
 async function refreshRemote(list, own) {
   const open = new Set();
   const others = list.filter((s) => s.bridge && s.bridge.id !== own).length;
+  // The inbox (no bridge of its own) lists every bridge: not "other" ones.
+  const heading = own ? 'Other bridges' : 'Bridges';
+  $('bridges').querySelector('h2').textContent = heading;
   if (others) {
     $('no-sessions').textContent = (own ? 'No session of this bridge yet. ' : '') +
       others + (others === 1 ? ' session' : ' sessions') + ' of ' + (own ? 'other bridges' : 'the bridges sharing the store') +
-      ': their pending confirmations are listed under "Other bridges".';
+      ': their pending confirmations are listed under "' + heading + '".';
   }
   for (const s of list) {
     if (!s.bridge || s.bridge.id === own || !s.openDecisions) continue;

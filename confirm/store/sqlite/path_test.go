@@ -43,3 +43,36 @@ func TestEveryPathFormOpensAndProbes(t *testing.T) {
 		})
 	}
 }
+
+// TestANewStoreIsTheOwnersOnly: a store file acpmux creates, and its -wal
+// and -shm files, have mode 0600 (the directory 0700), whatever the umask
+// lets other files have; an existing file keeps its mode.
+func TestANewStoreIsTheOwnersOnly(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	path := filepath.Join(dir, "state.db")
+	st, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, %v; want mode 0600", filepath.Base(p), fi.Mode(), err)
+		}
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("the directory: %v, %v; want mode 0700", fi.Mode(), err)
+	}
+	shared := filepath.Join(t.TempDir(), "shared.db")
+	if err := os.WriteFile(shared, nil, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	st2, err := sqlite.Open(shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	if fi, err := os.Stat(shared); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("an existing file: %v, %v; want its mode 0640 kept", fi.Mode(), err)
+	}
+}

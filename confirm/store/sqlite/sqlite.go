@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -112,6 +113,14 @@ func storeDSN(path string) (string, error) {
 		return "", errors.New("empty path")
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", err
+	}
+	// A new store is readable by its owner only (SQLite gives its -wal and
+	// -shm files the database file's mode): it holds every decision's
+	// request, commands and paths. An existing file keeps its mode.
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		f.Close()
+	} else if !errors.Is(err, fs.ErrExist) {
 		return "", err
 	}
 	return fileURI(path, common+"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)") // probe.go
