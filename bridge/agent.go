@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"sync"
@@ -74,7 +75,7 @@ func StartAgent(opts AgentOptions) (*Agent, error) {
 	if err != nil {
 		stdin.Close()
 		stdout.Close()
-		return nil, fmt.Errorf("%w %q: %w", ErrAgentStart, opts.Argv[0], err)
+		return nil, fmt.Errorf("%w %q: %w%s", ErrAgentStart, opts.Argv[0], err, startHint(err))
 	}
 	a := &Agent{cmd: cmd, stdout: stdout, exited: make(chan struct{})}
 	a.conn = newRecyclingConn(stdout, stdin, stdin, opts.MaxLineBytes)
@@ -175,4 +176,18 @@ func (a *Agent) ExitCode() int {
 		return 128 + int(ws.Signal())
 	}
 	return a.state.ExitCode()
+}
+
+// startHint says what to do about err, StartAgent's failure to start the
+// command: "" when the error says it already (not found in PATH).
+func startHint(err error) string {
+	switch {
+	case errors.Is(err, exec.ErrNotFound):
+		return ""
+	case errors.Is(err, fs.ErrNotExist):
+		return " (no such file: check the agent command's path after --)"
+	case errors.Is(err, fs.ErrPermission):
+		return " (not executable: check its mode, e.g. chmod +x)"
+	}
+	return ""
 }

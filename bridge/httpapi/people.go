@@ -24,7 +24,7 @@ type refusal struct{ code, msg string }
 
 var (
 	refuseMissing = &refusal{"unauthorized", "missing, malformed or wrong bearer token"}
-	refuseUnknown = &refusal{"unknown_token", "no person has this token (acpmux token list)"}
+	refuseUnknown = &refusal{"unknown_token", "no person has this token in the store this acpmux uses (acpmux token list with the same --state; an acpmux with --state :memory: knows none)"}
 	refuseRevoked = &refusal{"token_revoked", "this token was revoked (acpmux token revoke)"}
 	refuseExpired = &refusal{"token_expired", "this token has expired (acpmux token add gives a new one)"}
 	refuseStore   = &refusal{"unauthorized", "the token store could not be read"}

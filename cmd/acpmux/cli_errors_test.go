@@ -56,6 +56,8 @@ func TestCLIErrorsSayWhatToDo(t *testing.T) {
 			"and that the server is running; or choose another --state)"}, // no --state :memory: for the inbox
 		{[]string{"audit", "--state", "postgres://x@127.0.0.1:1/db?sslmode=disable"}, 1,
 			"and that the server is running; or choose another --state)"}, // no --state :memory: for what reads a store
+		{[]string{"inbox", "--state", filepath.Join(dir, "s.db")}, 2, "acpmux inbox: --listen ADDR is required"},
+		{[]string{"inbox", "--listen", "127.0.0.1:0", "extra"}, 2, `acpmux inbox: takes no arguments (got "extra")`},
 		{[]string{"attach", "--token-file", tok, noACP.URL}, 1, "nothing serves ACP there; attach to a bridge started with acpmux run --listen"},
 		{[]string{"token", "add", "token-file", "--role", "approver", "--state", filepath.Join(dir, "s.db")}, 2, `name "token-file" is reserved`},
 	} {

@@ -30,9 +30,9 @@ func init() {
 const decisionsUsage = `Usage:
   acpmux decisions list   [--session ID [--bridge ID]] [--status S] [flags]
   acpmux decisions show   DECISION_ID [--session ID [--bridge ID]] [flags]
-  acpmux decisions answer DECISION_ID --session ID [--bridge ID] (--option OPTION_ID | --text TEXT) [--scope S] [flags]
+  acpmux decisions answer DECISION_ID [--session ID [--bridge ID]] (--option OPTION_ID | --text TEXT) [--scope S] [flags]
   acpmux decisions watch  [--json] [--after N] [flags]
-  acpmux decisions answer DECISION_ID --session ID [--bridge ID] --action A [--field NAME=VALUE ... | --content JSON] [flags]
+  acpmux decisions answer DECISION_ID [--session ID [--bridge ID]] --action A [--field NAME=VALUE ... | --content JSON] [flags]
 
 Talks to the decisions HTTP API of a running "acpmux run --listen ADDR" (or
 "acpmux inbox --listen ADDR") to
@@ -76,7 +76,7 @@ type decisionsFlags struct {
 func (f *decisionsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.url, "url", os.Getenv("ACPMUX_URL"), "base URL of the API, e.g. http://127.0.0.1:7777, or the approvals page link with its ?token= (then that token is used) (env ACPMUX_URL)")
 	fs.StringVar(&f.tokenFile, "token-file", os.Getenv("ACPMUX_TOKEN_FILE"), "file holding the bearer token (env ACPMUX_TOKEN_FILE; default $XDG_STATE_HOME/acpmux/token)")
-	fs.StringVar(&f.session, "session", "", "ACP session id")
+	fs.StringVar(&f.session, "session", "", "ACP session id of the decision (show and answer find it when omitted, asking every session)")
 	fs.StringVar(&f.bridge, "bridge", "", "the bridge id of --session when several bridges sharing the store use that session id (the API answers 409 with the candidates)")
 	fs.StringVar(&f.status, "status", "", "list: only decisions with this status")
 	fs.StringVar(&f.option, "option", "", "answer: the optionId to choose, exactly as offered")
@@ -161,9 +161,6 @@ func (f *decisionsFlags) check(pos []string) string {
 	case "show", "answer":
 		if len(pos) != 2 {
 			return pos[0] + " takes exactly one DECISION_ID"
-		}
-		if f.session == "" && pos[0] == "answer" {
-			return pos[0] + " needs --session (the decision's session id: acpmux decisions show DECISION_ID names it)"
 		}
 		if msg := f.checkScope(pos[0]); msg != "" { // decisions_conflict.go
 			return msg
@@ -406,6 +403,13 @@ func (c *apiClient) show(w io.Writer, f decisionsFlags, id string) error {
 }
 
 func (c *apiClient) answer(w io.Writer, f decisionsFlags, id string) error {
+	if f.session == "" {
+		sid, bid, err := c.findSession(id) // decisions_conflict.go
+		if err != nil {
+			return err
+		}
+		f.session, f.bridge = sid, bid
+	}
 	if f.action != "" {
 		return c.answerQuestion(w, f, id)
 	}

@@ -89,12 +89,16 @@ func reasonText(r store.Reason) string {
 }
 
 // findSession returns the session of decision id, and its bridge in a
-// shared store ("" otherwise), asking every session the API lists.
+// shared store ("" otherwise), asking every session the API lists. A
+// decision found in more than one session (ids are unique in a store, so
+// only a hand-made id could be) is an error naming them: pass --session
+// (and --bridge).
 func (c *apiClient) findSession(id string) (string, string, error) {
 	var ss struct{ Sessions []confirm.SessionView }
 	if err := c.do("GET", "/v1/sessions", nil, &ss, nil); err != nil {
 		return "", "", err
 	}
+	var found []decisionsFlags
 	for _, s := range ss.Sessions {
 		var v confirm.View
 		at := decisionsFlags{session: s.SessionID}
@@ -103,13 +107,24 @@ func (c *apiClient) findSession(id string) (string, string, error) {
 		}
 		err := c.do("GET", decisionPath(at, id), nil, &v, nil)
 		if err == nil {
-			return s.SessionID, at.bridge, nil
+			found = append(found, at)
+			continue
 		}
 		if ae, ok := err.(*apiError); !ok || ae.status != http.StatusNotFound {
 			return "", "", fmt.Errorf("session %s: %w", s.SessionID, err)
 		}
 	}
-	return "", "", fmt.Errorf("no decision %s in any of the %d sessions of %s", url.PathEscape(id), len(ss.Sessions), c.base.Host)
+	switch len(found) {
+	case 0:
+		return "", "", fmt.Errorf("no decision %s in any of the %d sessions of %s", url.PathEscape(id), len(ss.Sessions), c.base.Host)
+	case 1:
+		return found[0].session, found[0].bridge, nil
+	}
+	var where []string
+	for _, at := range found {
+		where = append(where, fmt.Sprintf("--session %s --bridge %s", at.session, at.bridge))
+	}
+	return "", "", fmt.Errorf("decision %s is in %d sessions: pass one of %s", url.PathEscape(id), len(found), strings.Join(where, "; "))
 }
 
 // ambiguousCandidates returns the candidates of a 409 ambiguous_session

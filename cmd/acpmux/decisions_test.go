@@ -130,7 +130,7 @@ func TestDecisionsCLI(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, "invalid_answer") {
 		t.Fatalf("unoffered answer: %d %q", code, errs)
 	}
-	code, out, errs = runDecisions(append([]string{"answer", id, "--session", "sess_1", "--option", "allow-once"}, conn...)...)
+	code, out, errs = runDecisions(append([]string{"answer", id, "--option", "allow-once"}, conn...)...) // the session found as show finds it
 	if code != 0 || !strings.Contains(out, "answered by http: option allow-once") {
 		t.Fatalf("answer: %d %q %q", code, out, errs)
 	}
@@ -177,7 +177,7 @@ func TestDecisionsCLIErrors(t *testing.T) {
 	}{
 		{"no subcommand", []string{"--url", base}, 2, "missing subcommand"},
 		{"unknown subcommand", []string{"approve", "--url", base}, 2, "unknown subcommand"},
-		{"answer without session", []string{"answer", "x", "--option", "o", "--url", base}, 2, "needs --session"},
+		{"answer without session, unknown id", []string{"answer", "nosuch", "--option", "o", "--url", base, "--token-file", tf}, 1, "no decision nosuch in any of the"},
 		{"scope of a question", []string{"answer", "x", "--session", "s", "--action", "accept", "--scope", "SESSION", "--url", base}, 2, "--scope is for"},
 		{"unknown scope", []string{"answer", "x", "--session", "s", "--option", "o", "--scope", "forever", "--url", base}, 2, "want ONCE, SESSION or ALWAYS"},
 		{"answer without option", []string{"answer", "x", "--session", "s", "--url", base}, 2, "--option or --text"},

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -54,6 +55,9 @@ func (c *apiClient) watchEvents(ctx context.Context, out, errw io.Writer, after 
 		}
 		if got {
 			wait = watchBackoff
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			err = errors.New("the event stream broke off (the bridge or inbox stopped?)")
 		}
 		if err != nil {
 			fmt.Fprintf(errw, "acpmux decisions watch: %v; reconnecting in %v\n", err, wait)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -24,6 +25,12 @@ import (
 // the test.
 func watchLines(t *testing.T, base, token string, after int64, asJSON bool) <-chan string {
 	t.Helper()
+	return watchLinesTo(t, base, token, after, asJSON, io.Discard)
+}
+
+// watchLinesTo is watchLines writing watch's own messages to errw.
+func watchLinesTo(t *testing.T, base, token string, after int64, asJSON bool, errw io.Writer) <-chan string {
+	t.Helper()
 	c, err := newAPIClient(decisionsFlags{url: base + "/?token=" + token, timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +40,7 @@ func watchLines(t *testing.T, base, token string, after int64, asJSON bool) <-ch
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		c.watchEvents(ctx, pw, io.Discard, after, asJSON)
+		c.watchEvents(ctx, pw, errw, after, asJSON)
 		pw.Close()
 	}()
 	lines := make(chan string, 64)
@@ -142,7 +149,8 @@ func TestDecisionsWatchReconnectsWhereItLeftOff(t *testing.T) {
 		}
 	}
 	add(store.FeedDecisionOpened, "d1")
-	lines := watchLines(t, srv.URL, "tok", 0, false)
+	var msgs lockedBuffer
+	lines := watchLinesTo(t, srv.URL, "tok", 0, false, &msgs)
 	if l := <-lines; !strings.Contains(l, "#1       decision.opened") || !strings.Contains(l, "s1  d1") {
 		t.Fatalf("first line %q", l)
 	}
@@ -153,6 +161,9 @@ func TestDecisionsWatchReconnectsWhereItLeftOff(t *testing.T) {
 		if l := <-lines; !strings.Contains(l, want) {
 			t.Fatalf("after reconnecting: %q, want %q", l, want)
 		}
+	}
+	if m := msgs.String(); !strings.Contains(m, "the event stream broke off (the bridge or inbox stopped?); reconnecting") || strings.Contains(m, "unexpected EOF") {
+		t.Fatalf("watch's message when the stream broke: %q", m)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -177,4 +188,22 @@ func TestWatchLinesKeepTheirColumns(t *testing.T) {
 			t.Fatalf("id %d: type at column %d, want %d:\n%s", id, c, col, l)
 		}
 	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for one writer and one reader.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

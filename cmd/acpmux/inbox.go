@@ -75,8 +75,12 @@ func inboxMain(args []string, s stdio) int {
 		fmt.Fprintln(s.err, "acpmux inbox:", err)
 		return 2
 	}
-	if f.listen == "" || fs.NArg() > 0 {
-		fmt.Fprintln(s.err, "acpmux inbox: usage: acpmux inbox --listen ADDR [--state FILE|postgres://...]")
+	switch {
+	case fs.NArg() > 0:
+		fmt.Fprintf(s.err, "acpmux inbox: takes no arguments (got %q); usage: acpmux inbox --listen ADDR [--state FILE|postgres://...]\n", fs.Arg(0))
+		return 2
+	case f.listen == "":
+		fmt.Fprintln(s.err, "acpmux inbox: --listen ADDR is required (e.g. --listen 127.0.0.1:7777, or 127.0.0.1:0 for a free port); usage: acpmux inbox --listen ADDR [--state FILE|postgres://...]")
 		return 2
 	}
 	if _, err := httpapi.CheckListenAddr(f.listen, f.allowRemote); err != nil {
