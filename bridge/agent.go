@@ -97,6 +97,16 @@ func (a *Agent) lineBuffered() bool {
 	return false
 }
 
+// fillNow reads, without waiting, what the agent's stdout holds, and
+// reports whether a whole line is now buffered (lineReader.fillNow;
+// false for a recorded conn, which reads as before).
+func (a *Agent) fillNow() bool {
+	if c, ok := a.conn.(*ndjsonConn); ok {
+		return c.lr.fillNow()
+	}
+	return false
+}
+
 // closeStdout unblocks a read of the agent's stdout that waits for output
 // the agent's descendants keep the pipe open for.
 func (a *Agent) closeStdout() { a.stdout.Close() }

@@ -207,3 +207,37 @@ func TestRawPipeReaderReadsWaitsAndEnds(t *testing.T) {
 		t.Fatal("a read waiting when the pipe was closed returned no error")
 	}
 }
+
+// TestABurstInTheAgentsPipeReachesTheHostInFewWrites: lines the agent
+// wrote in one burst, already in its pipe when the reader runs, are read
+// on before they are handed to the host (lineReader.fillNow), so that the
+// host gets them in batches of up to maxPending lines, not one batch per
+// read of the pipe (64 KiB, about 220 of these lines); every line arrives
+// whole and in order.
+func TestABurstInTheAgentsPipeReachesTheHostInFewWrites(t *testing.T) {
+	agent, aw := pipeAgent(t)
+	GrowPipe(aw) // the pipe's capacity takes the whole burst
+	lines := floodLines(1500)
+	burst := strings.Join(lines, "\n") + "\n"
+	if len(burst) > 1<<20 || len(burst) < 6*blockBytes {
+		t.Fatalf("the burst is %d bytes: it must fit the pipe and take several reads", len(burst))
+	}
+	if _, err := io.WriteString(aw, burst); err != nil {
+		t.Fatal(err)
+	}
+	aw.Close()
+	h, hr := pipeHost(t, "ide", 1<<20, HostOptions{Blocking: true})
+	stop := runHosts(t, agent, h)
+	sc := bufio.NewScanner(hr)
+	sc.Buffer(nil, 1<<20)
+	for i, want := range lines {
+		if !sc.Scan() || sc.Text() != want {
+			t.Fatalf("line %d: got %.80q, want %.80q (%v)", i, sc.Text(), want, sc.Err())
+		}
+	}
+	stop()
+	batches := (len(lines) + maxPending - 1) / maxPending
+	if n := h.inlined.Load(); n == 0 || n > int64(batches)+1 {
+		t.Errorf("the host got the burst in %d writes, want at most %d (batches of %d lines)", n, batches+1, maxPending)
+	}
+}

@@ -159,6 +159,35 @@ func (r rawReader) Read(p []byte) (int, error) {
 	return int(n), nil
 }
 
+// readNow reads into p once without waiting (nowReader): 0 and a nil
+// error when the pipe is empty.
+func (r rawReader) readNow(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	var n uintptr
+	var errno syscall.Errno
+	if err := r.rc.Control(func(fd uintptr) {
+		for {
+			n, _, errno = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+			if errno != syscall.EINTR {
+				return
+			}
+		}
+	}); err != nil {
+		return 0, err
+	}
+	switch {
+	case errno == syscall.EAGAIN:
+		return 0, nil
+	case errno != 0:
+		return 0, &os.PathError{Op: "read", Path: "pipe", Err: errno}
+	case n == 0:
+		return 0, io.EOF
+	}
+	return int(n), nil
+}
+
 // rawWriter writes to a pipe in non-blocking mode (rc's file) as os.File
 // does, waiting in the runtime's poller while the pipe is full, but with
 // raw write system calls, for the reason rawReader reads with raw ones: a

@@ -122,6 +122,26 @@ func newLineReader(r io.Reader, max int) *lineReader {
 	return &lineReader{r: r, max: max, nl: -1}
 }
 
+// nowReader is a reader that can also read without waiting: readNow
+// returns what is there (0 and a nil error when nothing is).
+type nowReader interface {
+	readNow(p []byte) (int, error)
+}
+
+// fillNow reads, without waiting, what the pipe holds past what is
+// buffered (nothing from a reader that cannot: nowReader), and reports
+// whether a whole line is now buffered, so that the next read returns at
+// once. The agent reader asks it before handing its pending lines to the
+// hosts, so that a burst the agent wrote in several writes reaches them
+// in fewer, larger writes.
+func (lr *lineReader) fillNow() bool {
+	if lr.err != nil || lr.skip {
+		return false
+	}
+	lr.fill(true)
+	return lr.lineBuffered()
+}
+
 // lineBuffered reports whether buf[start:end] holds a whole line (or the
 // rest of a line being skipped), so that the next read needs no read of r.
 func (lr *lineReader) lineBuffered() bool {
@@ -217,7 +237,7 @@ func (lr *lineReader) read() ([]byte, error) {
 			lr.lineOff = -1
 			return line, err
 		}
-		lr.fill()
+		lr.fill(false)
 	}
 }
 
@@ -230,7 +250,9 @@ func (lr *lineReader) tooLong() error {
 // line in progress moves to the new block). A block grows for a long
 // line by doubling, never past the cap and one block: a line over the
 // cap is refused and discarded as it arrives, in blocks of blockBytes.
-func (lr *lineReader) fill() {
+// With now, it reads only what is there without waiting (a reader that
+// can: nowReader), and nothing at all from any other reader.
+func (lr *lineReader) fill(now bool) {
 	lr.nl = -1
 	grown := cap(lr.buf) > blockBytes && 2*(lr.end-lr.start) <= blockBytes
 	if cap(lr.buf)-lr.end < minReadBytes || grown {
@@ -257,6 +279,14 @@ func (lr *lineReader) fill() {
 			lr.buf = lr.buf[:cap(lr.buf)]
 			lr.start, lr.end = 0, copy(lr.buf, pending)
 		}
+	}
+	if now {
+		if r, ok := lr.r.(nowReader); ok {
+			n, err := r.readNow(lr.buf[lr.end:])
+			lr.end += n
+			lr.err = err
+		}
+		return
 	}
 	for range 100 {
 		n, err := lr.r.Read(lr.buf[lr.end:])

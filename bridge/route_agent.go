@@ -53,8 +53,11 @@ func (b *Bridge) readAgent() {
 		}
 		b.fromAgent(msg)
 		b.line, b.lineAt = nil, -1
-		if buffered = b.agent.lineBuffered(); !buffered {
-			b.flushPending() // about to wait for the agent: hand over what is pending
+		if buffered = b.agent.lineBuffered() || b.agent.fillNow(); !buffered {
+			// About to wait for the agent: hand over what is pending.
+			// (While its pipe holds more, the reader reads on first, so a
+			// burst reaches the hosts in batches of up to maxPending.)
+			b.flushPending()
 		}
 	}
 }
