@@ -87,24 +87,29 @@ func StartAgent(opts AgentOptions) (*Agent, error) {
 // the agent. Bytes of a line still arriving do not count: the reader
 // hands over what is pending before it waits for the rest.
 func (a *Agent) lineBuffered() bool {
+	lr := a.lines()
+	return lr != nil && lr.lineBuffered()
+}
+
+// fillNow reads, without waiting, what the agent's stdout holds, and
+// reports whether a whole line is now buffered (lineReader.fillNow).
+func (a *Agent) fillNow() bool {
+	lr := a.lines()
+	return lr != nil && lr.fillNow()
+}
+
+// lines returns the line reader of the agent's stdout, under a recording
+// tap too (which still records each line as it is read); nil for a conn
+// of another kind.
+func (a *Agent) lines() *lineReader {
 	c := a.conn
 	if t, ok := c.(*tapConn); ok {
 		c = t.Conn
 	}
 	if c, ok := c.(*ndjsonConn); ok {
-		return c.lr.lineBuffered()
+		return c.lr
 	}
-	return false
-}
-
-// fillNow reads, without waiting, what the agent's stdout holds, and
-// reports whether a whole line is now buffered (lineReader.fillNow;
-// false for a recorded conn, which reads as before).
-func (a *Agent) fillNow() bool {
-	if c, ok := a.conn.(*ndjsonConn); ok {
-		return c.lr.fillNow()
-	}
-	return false
+	return nil
 }
 
 // closeStdout unblocks a read of the agent's stdout that waits for output

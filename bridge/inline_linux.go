@@ -140,23 +140,13 @@ func (r rawReader) Read(p []byte) (int, error) {
 	}
 	var n uintptr
 	var errno syscall.Errno
-	err := r.rc.Read(func(fd uintptr) bool {
-		for {
-			n, _, errno = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			if errno != syscall.EINTR {
-				return errno != syscall.EAGAIN
-			}
-		}
-	})
-	switch {
-	case err != nil:
+	if err := r.rc.Read(func(fd uintptr) bool {
+		n, errno = rawRead(fd, p)
+		return errno != syscall.EAGAIN
+	}); err != nil {
 		return 0, err
-	case errno != 0:
-		return 0, &os.PathError{Op: "read", Path: "pipe", Err: errno}
-	case n == 0:
-		return 0, io.EOF
 	}
-	return int(n), nil
+	return readResult(n, errno)
 }
 
 // readNow reads into p once without waiting (nowReader): 0 and a nil
@@ -167,19 +157,30 @@ func (r rawReader) readNow(p []byte) (int, error) {
 	}
 	var n uintptr
 	var errno syscall.Errno
-	if err := r.rc.Control(func(fd uintptr) {
-		for {
-			n, _, errno = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
-			if errno != syscall.EINTR {
-				return
-			}
-		}
-	}); err != nil {
+	if err := r.rc.Control(func(fd uintptr) { n, errno = rawRead(fd, p) }); err != nil {
 		return 0, err
 	}
-	switch {
-	case errno == syscall.EAGAIN:
+	if errno == syscall.EAGAIN {
 		return 0, nil
+	}
+	return readResult(n, errno)
+}
+
+// rawRead is one read system call of fd into p (not empty), again after
+// EINTR.
+func rawRead(fd uintptr, p []byte) (uintptr, syscall.Errno) {
+	for {
+		n, _, errno := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		if errno != syscall.EINTR {
+			return n, errno
+		}
+	}
+}
+
+// readResult is what a read returns for rawRead's n and errno (not
+// EAGAIN): the count, io.EOF at the end of the pipe, or the error.
+func readResult(n uintptr, errno syscall.Errno) (int, error) {
+	switch {
 	case errno != 0:
 		return 0, &os.PathError{Op: "read", Path: "pipe", Err: errno}
 	case n == 0:

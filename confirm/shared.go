@@ -438,7 +438,7 @@ func (b *Broker) answerRemote(ctx context.Context, rec store.Record, snap Snapsh
 	if b.opts.BridgeID == "" {
 		by = hostID + "@inbox"
 	}
-	if a.Scope != "" && a.Scope != "ONCE" {
+	if a.Scope != "" && a.Scope != policy.ScopeOnce {
 		// Both errors: an answer that is refused (the decision stays
 		// open), as a scope (HTTP 400 scope_refused).
 		return v, false, b.noteRefused(ctx, rec.ID, by, fmt.Errorf("%w: %w: scope %s is remembered by the bridge that asked, so only that bridge's own hosts (its IDE, or its page with --listen) can give it; through the shared store answer ONCE", ErrInvalidAnswer, policy.ErrScopeRefused, a.Scope))
