@@ -104,6 +104,13 @@ type Bridge struct {
 	lineAt int
 	// agentParser parses agent messages (only the agent reader uses it).
 	agentParser acp.Parser
+	// run is the agent reader's run of plain session/update lines not
+	// routed yet (route_agent.go, agentRun); plainRuns tells whether the
+	// reader may gather them: no replay log and no Watch.
+	run       agentRun
+	plainRuns bool
+	runEnv    acp.Envelope // extendRun's envelope, reused line after line
+	runs      int          // runs routed (tests)
 	// readMsgs and readBytes count agent messages the reader has not
 	// added to stats yet (reader only; flushPending adds them).
 	readMsgs, readBytes int64
@@ -215,6 +222,7 @@ func New(agent *Agent, opts Options) *Bridge {
 		agentCalls: map[string]string{},
 		primaryEOF: make(chan struct{}),
 		sessions:   map[string]*session{},
+		plainRuns:  opts.ReplayMaxBytes < 0 && opts.Watch == nil,
 	}
 	if b.broker != nil {
 		b.broker.UseSessions(b)

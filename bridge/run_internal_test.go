@@ -1,0 +1,183 @@
+package bridge
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// messageConn is a Conn that writes one message at a time and keeps each,
+// as a WebSocket host does (not NDJSON: its batches never join lines).
+type messageConn struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (c *messageConn) ReadMessage() ([]byte, error) { return nil, io.EOF }
+func (c *messageConn) WriteMessages(msgs [][]byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range msgs {
+		c.msgs = append(c.msgs, string(m))
+	}
+	return nil
+}
+func (c *messageConn) Close() error { return nil }
+
+// mixedAgentOutput is n lines of what an agent may write, drawn with
+// seed: mostly plain chunks of sessions s1, s2 and s3 (unknown to the
+// bridge), s1 also with an escaped id, and among them the lines a run must
+// not take: tool calls, mode updates, _meta, other methods, requests and
+// responses, CRLF endings, empty lines, non-JSON and invalid UTF-8.
+func mixedAgentOutput(seed uint64, n int) []byte {
+	r := rand.New(rand.NewPCG(seed, 1))
+	var out bytes.Buffer
+	chunk := func(sid, text string) string {
+		return `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":` + sid + `,"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + text + `"}}}}`
+	}
+	sids := []string{`"s1"`, `"s2"`, `"s3"`, `"s\u0031"`}
+	for i := range n {
+		text := fmt.Sprintf("line %d %s", i, strings.Repeat("x", r.IntN(400)))
+		sid := sids[0]
+		if r.IntN(8) == 0 {
+			sid = sids[r.IntN(len(sids))]
+		}
+		var l string
+		switch k := r.IntN(100); {
+		case k < 85:
+			l = chunk(sid, text)
+		case k < 87:
+			l = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":` + sid + `,"update":{"sessionUpdate":"tool_call","toolCallId":"c` + fmt.Sprint(i) + `","title":"t"}}}`
+		case k < 88:
+			l = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":` + sid + `,"update":{"sessionUpdate":"current_mode_update","currentModeId":"m"}}}`
+		case k < 90:
+			l = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":` + sid + `,"_meta":{"acpmux":{"x":1},"v":2},"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + text + `"}}}}`
+		case k < 91:
+			l = `{"jsonrpc":"2.0","method":"_vendor/note","params":{"n":` + fmt.Sprint(i) + `}}`
+		case k < 92:
+			l = `{"jsonrpc":"2.0","id":` + fmt.Sprint(i) + `,"result":{}}`
+		case k < 94:
+			l = chunk(sid, text) + "\r"
+		case k < 95:
+			l = ""
+		case k < 96:
+			l = "not json " + text
+		case k < 97:
+			l = chunk(sid, text+"\xff")
+		case k < 98:
+			l = `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":` + sid + `,"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"` + text + `"}}}` // unbalanced
+		default:
+			l = `{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"no session"}},"sessionId":` + sid + `}}`
+		}
+		out.WriteString(l + "\n")
+	}
+	return out.Bytes()
+}
+
+// relayOnce reads input as the agent's stdout through a bridge with the
+// given replay budget and three hosts: the IDE (NDJSON, session s1), an
+// NDJSON host of session s2 and a host that writes one message at a time
+// in both. It returns what each host got and how many runs the reader
+// routed.
+func relayOnce(t *testing.T, input []byte, replay int) (ide, nd string, ws []string, runs int) {
+	t.Helper()
+	agent := &Agent{exited: make(chan struct{})}
+	agent.conn = newRecyclingConn(bytes.NewReader(input), io.Discard, nil, 0)
+	b := New(agent, Options{ReplayMaxBytes: replay})
+	var ideOut, ndOut bytes.Buffer
+	ideH := NewHost("ide", NewNDJSONConn(eofReader{}, &ideOut, nil, 0), HostOptions{Blocking: true})
+	ndH := NewHost("nd", NewNDJSONConn(eofReader{}, &ndOut, nil, 0), HostOptions{Blocking: true})
+	wc := &messageConn{}
+	wsH := NewHost("ws", wc, HostOptions{Blocking: true})
+	b.mu.Lock()
+	b.primary = ideH
+	b.hosts = []*Host{ideH, ndH, wsH}
+	b.addSessionLocked("s1", "/tmp", ideH)
+	b.sessions["s1"].addHost(wsH)
+	b.addSessionLocked("s2", "/tmp", ndH)
+	b.sessions["s2"].addHost(wsH)
+	b.mu.Unlock()
+	for _, h := range b.hosts {
+		go h.writeLoop()
+	}
+	b.readAgent()
+	for _, h := range b.hosts {
+		h.finish()
+		<-h.wdone
+	}
+	return ideOut.String(), ndOut.String(), wc.msgs, b.runs
+}
+
+// TestRunsRouteAsLineByLine: the agent reader's runs of plain
+// notifications (agentRun, taken without a replay log) give every host
+// exactly what routing line by line gives (with a replay log, runs are
+// not taken): the same lines, in the same order, byte for byte, for
+// NDJSON hosts (a run joined in one piece) and a host that writes one
+// message at a time (a run split into its lines), over thousands of
+// lines across many blocks with every kind of line a run must stop at.
+func TestRunsRouteAsLineByLine(t *testing.T) {
+	for seed := range uint64(4) {
+		input := mixedAgentOutput(seed, 12000)
+		if len(input) < 4*blockBytes {
+			t.Fatalf("the input is %d bytes, want several blocks", len(input))
+		}
+		wantIDE, wantND, wantWS, runs := relayOnce(t, input, 0)
+		if runs != 0 {
+			t.Fatalf("seed %d: %d runs with a replay log, want none", seed, runs)
+		}
+		gotIDE, gotND, gotWS, runs := relayOnce(t, input, -1)
+		if plain := strings.Count(wantIDE, `"agent_message_chunk"`); runs == 0 || runs*2 > plain {
+			t.Errorf("seed %d: %d runs for %d plain lines: want runs of several lines", seed, runs, plain)
+		}
+		if gotIDE != wantIDE {
+			t.Errorf("seed %d: ide: got %d bytes, want %d: %s", seed, len(gotIDE), len(wantIDE), firstDiff(gotIDE, wantIDE))
+		}
+		if gotND != wantND {
+			t.Errorf("seed %d: nd: got %d bytes, want %d: %s", seed, len(gotND), len(wantND), firstDiff(gotND, wantND))
+		}
+		if len(gotWS) != len(wantWS) {
+			t.Errorf("seed %d: ws: got %d messages, want %d", seed, len(gotWS), len(wantWS))
+		}
+		for i := range min(len(gotWS), len(wantWS)) {
+			if gotWS[i] != wantWS[i] {
+				t.Errorf("seed %d: ws message %d: got %.100q, want %.100q", seed, i, gotWS[i], wantWS[i])
+				break
+			}
+		}
+		if len(wantIDE) == 0 || len(wantND) == 0 || len(wantWS) == 0 {
+			t.Errorf("seed %d: a host got nothing (ide %d, nd %d bytes, ws %d messages)", seed, len(wantIDE), len(wantND), len(wantWS))
+		}
+	}
+}
+
+// firstDiff describes where got and want first differ.
+func firstDiff(got, want string) string {
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	return fmt.Sprintf("first difference at byte %d: got %.80q, want %.80q", i, got[i:], want[i:])
+}
+
+// TestAFloodGoesInFewRuns: a flood of one session's chunks is routed in
+// runs of up to maxPending lines, one more where a line spans two blocks,
+// and reaches the IDE byte for byte.
+func TestAFloodGoesInFewRuns(t *testing.T) {
+	var in bytes.Buffer
+	const n = 6000
+	for i := range n {
+		in.WriteString(chunkUpdate(fmt.Sprintf("chunk %d %s", i, strings.Repeat("y", i%200))) + "\n")
+	}
+	ide, _, _, runs := relayOnce(t, in.Bytes(), -1)
+	if ide != in.String() {
+		t.Fatalf("ide: %s", firstDiff(ide, in.String()))
+	}
+	blocks := in.Len()/blockBytes + 1
+	if most := n/maxPending + 2*blocks; runs > most {
+		t.Errorf("%d lines in %d blocks went in %d runs, want at most %d", n, blocks, runs, most)
+	}
+}
