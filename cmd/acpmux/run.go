@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -94,6 +95,9 @@ func runMain(args []string, s stdio) int {
 	defer closeLog()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if f.listen == "" && s.in == os.Stdin && os.Getenv("GOMAXPROCS") == "" {
+		oneProcessor()
+	}
 	r, err := startRelay(f, argv, s.err, log)
 	if err != nil {
 		fmt.Fprintln(s.err, "acpmux run:", err)
@@ -113,6 +117,19 @@ func runMain(args []string, s stdio) int {
 	r.bridge.AddHost(bridge.NewHost("stdio", bridge.NewNDJSONConn(in, s.out, closer, f.maxLineBytes), bridge.HostOptions{Blocking: true, QueueLen: blockingQueueLen(f.queueLen), Driver: f.headless, Kind: "stdio"}))
 	return r.run(ctx)
 }
+
+// oneProcessor runs Go code on one processor (GOMAXPROCS 1) for the rest
+// of the process: what acpmux run does when nothing can reach it but the
+// IDE on its stdio (no --listen), GOMAXPROCS is not set in its environment
+// and it runs as a process of its own (its stdin is the process's, not a
+// test's). Its work is then one chain, the agent's stdout read, parsed and
+// written to the IDE on one goroutine: a second processor only had an idle
+// thread woken by each write of the agent into the pipe (the runtime's
+// poller watches it) and for each goroutine that became ready, about 15%
+// of acpmux's CPU in a flood (docs/performance.md). The agent and the IDE
+// are processes of their own, on every processor; with --listen, WebSocket
+// hosts are written in parallel, and the default stays.
+func oneProcessor() { runtime.GOMAXPROCS(1) }
 
 const zedExample = `  "agent_servers": {
     "Claude via acpmux": {

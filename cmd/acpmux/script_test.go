@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -35,6 +36,14 @@ func TestScripts(t *testing.T) {
 			env.Values[waitlogRead{}] = map[string]int{}
 			env.Values[ideFIFOs{}] = map[string]*os.File{}
 			return nil
+		},
+		// [cpus2]: the machine has at least two processors (Go's
+		// default GOMAXPROCS is more than one).
+		Condition: func(cond string) (bool, error) {
+			if cond == "cpus2" {
+				return runtime.NumCPU() >= 2, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"waitlog": cmdWaitLog,
