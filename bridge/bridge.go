@@ -106,9 +106,11 @@ type Bridge struct {
 	agentParser acp.Parser
 	// run is the agent reader's run of plain session/update lines not
 	// routed yet (route_agent.go, agentRun); plainRuns tells whether the
-	// reader may gather them: no replay log and no Watch.
+	// reader may gather them (no Watch), runReplay whether sessions keep
+	// a replay log (the run keeps each line's parts for it).
 	run       agentRun
 	plainRuns bool
+	runReplay bool
 	runEnv    acp.Envelope // extendRun's envelope, reused line after line
 	runs      int          // runs routed (tests)
 	// readMsgs and readBytes count agent messages the reader has not
@@ -222,7 +224,8 @@ func New(agent *Agent, opts Options) *Bridge {
 		agentCalls: map[string]string{},
 		primaryEOF: make(chan struct{}),
 		sessions:   map[string]*session{},
-		plainRuns:  opts.ReplayMaxBytes < 0 && opts.Watch == nil,
+		plainRuns:  opts.Watch == nil,
+		runReplay:  opts.ReplayMaxBytes >= 0,
 	}
 	if b.broker != nil {
 		b.broker.UseSessions(b)

@@ -229,9 +229,8 @@ func splitLines(s string) []string {
 //
 // A session runs twice: with the default replay log, and as subtest
 // "noreplay" with none (ReplayMaxBytes -1, what acpmux run keeps without
-// --listen), where the agent reader routes runs of plain notifications
-// at once (agentRun): both must give the same transcript. A session that
-// attaches a host (its replay shows) or sets "replay-max-bytes" runs once.
+// --listen): both must give the same transcript. A session that attaches
+// a host (its replay shows) or sets "replay-max-bytes" runs once.
 //
 // "race" lists two hosts whose answers race: want lines may name them
 // $WINNER and $LOSER, a line that begins "#!winner " or "#!loser " is

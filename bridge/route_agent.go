@@ -152,17 +152,26 @@ func (b *Bridge) enqueueLines(h *Host, msg []byte, blk *lineBlock, off, lines in
 // agentRun is a run of plain session/update notifications of one session
 // that lie one after the other in one block of the agent's stdout, read
 // but not routed yet: the reader routes the whole run at once (one look
-// at the session's hosts under b.mu, one entry in each NDJSON host's
-// batch) instead of line by line. A plain notification is one that
-// agentNotification would only fan out to the session's hosts: a
-// session/update without _meta whose sessionUpdate the broker does not
-// follow, on a bridge with no replay log and no Watch (Bridge.plainRuns).
-// Only the agent reader goroutine touches it.
+// at the session's hosts and one append of its lines to the session's
+// replay log under b.mu, one entry in each NDJSON host's batch) instead
+// of line by line. A plain notification is one that agentNotification
+// would only keep in the replay log and fan out to the session's hosts:
+// a session/update without _meta whose sessionUpdate the broker does not
+// follow, on a bridge without Watch (Bridge.plainRuns). Only the agent
+// reader goroutine touches it.
 type agentRun struct {
 	blk      *lineBlock // the lines' block, retained while the run is pending
 	off, end int        // the run is blk.buf[off:end], a "\n" at end
 	lines    int
-	sid      []byte // the raw sessionId of its lines (nil: none)
+	sid      []byte    // the raw sessionId of its lines (nil: none)
+	parts    []runLine // each line's parts for the replay log (Bridge.runReplay)
+}
+
+// runLine is a line of a run, blk.buf[off:off+n], and the parts of its
+// update Parse located, for the session's replay log.
+type runLine struct {
+	off, n int
+	u      acp.UpdateSpans
 }
 
 // plainLine reports whether msg, an agent message Parse accepted with
@@ -180,13 +189,14 @@ func plainLine(msg []byte, env *acp.Envelope) bool {
 	return true
 }
 
-// addToRun adds msg, a plain notification of session sid (raw JSON)
-// lent at off in blk with its "\n" after it, to the reader's run, first
+// addToRun adds msg, a plain notification lent at off in blk with its
+// "\n" after it (u: the parts of its update), to the reader's run, first
 // routing the run when msg does not continue it (another block, not
 // right after it, another session), and after it when it reaches
 // maxPending lines.
-func (b *Bridge) addToRun(msg, sid []byte, blk *lineBlock, off int) {
+func (b *Bridge) addToRun(msg []byte, u *acp.UpdateSpans, blk *lineBlock, off int) {
 	r := &b.run
+	sid := u.SessionID.Bytes(msg)
 	if r.lines > 0 && (r.blk != blk || r.end+1 != off || !bytes.Equal(r.sid, sid)) {
 		b.flushRun()
 	}
@@ -200,6 +210,9 @@ func (b *Bridge) addToRun(msg, sid []byte, blk *lineBlock, off int) {
 	}
 	r.end = off + len(msg)
 	r.lines++
+	if b.runReplay {
+		r.parts = append(r.parts, runLine{off: off, n: len(msg), u: *u})
+	}
 	if r.lines >= maxPending {
 		b.flushRun()
 	}
@@ -224,13 +237,13 @@ func (b *Bridge) extendRun(lr *lineReader) {
 		lr.takeLine(len(line))
 		b.readMsgs++
 		b.readBytes += int64(len(line))
-		b.addToRun(line, env.Update.SessionID.Bytes(line), lr.blk, off)
+		b.addToRun(line, &env.Update, lr.blk, off)
 	}
 }
 
 // flushRun routes the reader's run, if any, as agentNotification routes
-// each of its lines: to the hosts of its session (every host when the
-// session is unknown), into their pending batches.
+// each of its lines: into the session's replay log and to its hosts
+// (every host when the session is unknown), into their pending batches.
 func (b *Bridge) flushRun() {
 	r := &b.run
 	if r.lines == 0 {
@@ -240,6 +253,10 @@ func (b *Bridge) flushRun() {
 	hosts := b.hosts
 	if s := b.sessionByRaw(r.sid); s != nil {
 		hosts = s.hosts
+		for i := range r.parts {
+			p := &r.parts[i]
+			s.replay.appendUpdate(r.blk.buf[p.off:p.off+p.n], &p.u)
+		}
 	}
 	b.mu.Unlock()
 	msg := r.blk.buf[r.off:r.end:r.end]
@@ -247,7 +264,7 @@ func (b *Bridge) flushRun() {
 		b.enqueueLines(h, msg, r.blk, r.off, r.lines)
 	}
 	r.blk.release() // each batch retained it
-	*r = agentRun{sid: r.sid[:0]}
+	*r = agentRun{sid: r.sid[:0], parts: r.parts[:0]}
 	b.runs++
 }
 
@@ -306,7 +323,7 @@ func (b *Bridge) fromAgent(msg []byte) {
 		return
 	}
 	if b.plainRuns && b.lineAt >= 0 && b.line != nil && plainLine(msg, &env) {
-		b.addToRun(msg, env.Update.SessionID.Bytes(msg), b.line, b.lineAt)
+		b.addToRun(msg, &env.Update, b.line, b.lineAt)
 		return
 	}
 	// Whatever comes next goes after the run's lines.

@@ -78,16 +78,29 @@ func mixedAgentOutput(seed uint64, n int) []byte {
 	return out.Bytes()
 }
 
+// relayed is what the hosts of relayOnce got and what the sessions' replay
+// logs kept.
+type relayed struct {
+	ide, nd string   // what the NDJSON hosts got
+	ws      []string // the messages of the host that writes one at a time
+	replay  []string // the replay logs of s1 and s2, message by message
+	runs    int      // runs the reader routed
+}
+
 // relayOnce reads input as the agent's stdout through a bridge with the
 // given replay budget and three hosts: the IDE (NDJSON, session s1), an
 // NDJSON host of session s2 and a host that writes one message at a time
-// in both. It returns what each host got and how many runs the reader
-// routed.
-func relayOnce(t *testing.T, input []byte, replay int) (ide, nd string, ws []string, runs int) {
+// in both. lineByLine sets a Watch, so the reader routes every line by
+// itself, never in runs.
+func relayOnce(t *testing.T, input []byte, replay int, lineByLine bool) relayed {
 	t.Helper()
 	agent := &Agent{exited: make(chan struct{})}
 	agent.conn = newRecyclingConn(bytes.NewReader(input), io.Discard, nil, 0)
-	b := New(agent, Options{ReplayMaxBytes: replay})
+	opts := Options{ReplayMaxBytes: replay}
+	if lineByLine {
+		opts.Watch = func(string, []byte) {}
+	}
+	b := New(agent, opts)
 	var ideOut, ndOut bytes.Buffer
 	ideH := NewHost("ide", NewNDJSONConn(eofReader{}, &ideOut, nil, 0), HostOptions{Blocking: true})
 	ndH := NewHost("nd", NewNDJSONConn(eofReader{}, &ndOut, nil, 0), HostOptions{Blocking: true})
@@ -109,49 +122,70 @@ func relayOnce(t *testing.T, input []byte, replay int) (ide, nd string, ws []str
 		h.finish()
 		<-h.wdone
 	}
-	return ideOut.String(), ndOut.String(), wc.msgs, b.runs
+	out := relayed{ide: ideOut.String(), nd: ndOut.String(), ws: wc.msgs, runs: b.runs}
+	for _, sid := range []string{"s1", "s2"} {
+		for _, m := range b.sessions[sid].replay.messages() {
+			out.replay = append(out.replay, string(m))
+		}
+	}
+	return out
 }
 
 // TestRunsRouteAsLineByLine: the agent reader's runs of plain
-// notifications (agentRun, taken without a replay log) give every host
-// exactly what routing line by line gives (with a replay log, runs are
-// not taken): the same lines, in the same order, byte for byte, for
+// notifications (agentRun) give every host exactly what routing line by
+// line gives: the same lines, in the same order, byte for byte, for
 // NDJSON hosts (a run joined in one piece) and a host that writes one
-// message at a time (a run split into its lines), over thousands of
-// lines across many blocks with every kind of line a run must stop at.
+// message at a time (a run split into its lines), and the sessions'
+// replay logs keep the same messages, over thousands of lines across
+// many blocks with every kind of line a run must stop at; with a replay
+// log and without.
 func TestRunsRouteAsLineByLine(t *testing.T) {
-	for seed := range uint64(4) {
-		input := mixedAgentOutput(seed, 12000)
-		if len(input) < 4*blockBytes {
-			t.Fatalf("the input is %d bytes, want several blocks", len(input))
-		}
-		wantIDE, wantND, wantWS, runs := relayOnce(t, input, 0)
-		if runs != 0 {
-			t.Fatalf("seed %d: %d runs with a replay log, want none", seed, runs)
-		}
-		gotIDE, gotND, gotWS, runs := relayOnce(t, input, -1)
-		if plain := strings.Count(wantIDE, `"agent_message_chunk"`); runs == 0 || runs*2 > plain {
-			t.Errorf("seed %d: %d runs for %d plain lines: want runs of several lines", seed, runs, plain)
-		}
-		if gotIDE != wantIDE {
-			t.Errorf("seed %d: ide: got %d bytes, want %d: %s", seed, len(gotIDE), len(wantIDE), firstDiff(gotIDE, wantIDE))
-		}
-		if gotND != wantND {
-			t.Errorf("seed %d: nd: got %d bytes, want %d: %s", seed, len(gotND), len(wantND), firstDiff(gotND, wantND))
-		}
-		if len(gotWS) != len(wantWS) {
-			t.Errorf("seed %d: ws: got %d messages, want %d", seed, len(gotWS), len(wantWS))
-		}
-		for i := range min(len(gotWS), len(wantWS)) {
-			if gotWS[i] != wantWS[i] {
-				t.Errorf("seed %d: ws message %d: got %.100q, want %.100q", seed, i, gotWS[i], wantWS[i])
-				break
+	for _, replay := range []int{0, -1} {
+		for seed := range uint64(3) {
+			input := mixedAgentOutput(seed, 12000)
+			if len(input) < 4*blockBytes {
+				t.Fatalf("the input is %d bytes, want several blocks", len(input))
+			}
+			want := relayOnce(t, input, replay, true)
+			if want.runs != 0 {
+				t.Fatalf("%d runs routing line by line, want none", want.runs)
+			}
+			got := relayOnce(t, input, replay, false)
+			at := fmt.Sprintf("replay %d, seed %d", replay, seed)
+			if plain := strings.Count(want.ide, `"agent_message_chunk"`); got.runs == 0 || got.runs*2 > plain {
+				t.Errorf("%s: %d runs for %d plain lines: want runs of several lines", at, got.runs, plain)
+			}
+			if got.ide != want.ide {
+				t.Errorf("%s: ide: got %d bytes, want %d: %s", at, len(got.ide), len(want.ide), firstDiff(got.ide, want.ide))
+			}
+			if got.nd != want.nd {
+				t.Errorf("%s: nd: got %d bytes, want %d: %s", at, len(got.nd), len(want.nd), firstDiff(got.nd, want.nd))
+			}
+			if d := sliceDiff(got.ws, want.ws); d != "" {
+				t.Errorf("%s: ws: %s", at, d)
+			}
+			if d := sliceDiff(got.replay, want.replay); d != "" {
+				t.Errorf("%s: replay logs: %s", at, d)
+			}
+			if len(want.ide) == 0 || len(want.nd) == 0 || len(want.ws) == 0 || (replay == 0) != (len(want.replay) > 0) {
+				t.Errorf("%s: ide %d, nd %d bytes, ws %d messages, replay %d: want each host to get something, and a replay log only with a budget",
+					at, len(want.ide), len(want.nd), len(want.ws), len(want.replay))
 			}
 		}
-		if len(wantIDE) == 0 || len(wantND) == 0 || len(wantWS) == 0 {
-			t.Errorf("seed %d: a host got nothing (ide %d, nd %d bytes, ws %d messages)", seed, len(wantIDE), len(wantND), len(wantWS))
+	}
+}
+
+// sliceDiff describes the first difference of got and want, "" if none.
+func sliceDiff(got, want []string) string {
+	for i := range min(len(got), len(want)) {
+		if got[i] != want[i] {
+			return fmt.Sprintf("message %d: got %.100q, want %.100q", i, got[i], want[i])
 		}
 	}
+	if len(got) != len(want) {
+		return fmt.Sprintf("got %d messages, want %d", len(got), len(want))
+	}
+	return ""
 }
 
 // firstDiff describes where got and want first differ.
@@ -172,10 +206,11 @@ func TestAFloodGoesInFewRuns(t *testing.T) {
 	for i := range n {
 		in.WriteString(chunkUpdate(fmt.Sprintf("chunk %d %s", i, strings.Repeat("y", i%200))) + "\n")
 	}
-	ide, _, _, runs := relayOnce(t, in.Bytes(), -1)
-	if ide != in.String() {
-		t.Fatalf("ide: %s", firstDiff(ide, in.String()))
+	got := relayOnce(t, in.Bytes(), -1, false)
+	if got.ide != in.String() {
+		t.Fatalf("ide: %s", firstDiff(got.ide, in.String()))
 	}
+	runs := got.runs
 	blocks := in.Len()/blockBytes + 1
 	if most := n/maxPending + 2*blocks; runs > most {
 		t.Errorf("%d lines in %d blocks went in %d runs, want at most %d", n, blocks, runs, most)
