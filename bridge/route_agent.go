@@ -109,8 +109,9 @@ func (b *Bridge) enqueue(h *Host, msg []byte) {
 	b.enqueueLines(h, msg, b.line, off, 1)
 }
 
-// enqueueLines adds msg for h to its pending batch and hands the batch
-// over once it holds maxPending messages or more. msg is one message, of
+// enqueueLines adds msg for h to its pending batch, handing the batch over
+// first when msg would take it past maxPending messages and after when it
+// holds maxPending. msg is one message, of
 // blk or the bridge's own (blk nil), when off < 0; when off >= 0 it is
 // lines whole lines of blk one after the other, blk.buf[off:off+len(msg)]
 // with a "\n" between each two and one after the last: an NDJSON host
@@ -127,6 +128,13 @@ func (b *Bridge) enqueueLines(h *Host, msg []byte, blk *lineBlock, off, lines in
 	if p == nil {
 		b.pending = append(b.pending, pendingBatch{h: h, batch: hostBatch{msgs: *msgsPool.Get().(*[][]byte)}})
 		p = &b.pending[len(b.pending)-1]
+	}
+	if p.batch.n > 0 && p.batch.n+lines > maxPending {
+		// A batch holds at most maxPending messages: a host's queue
+		// bounds (--host-queue, the IDE's 1024) count them, and a
+		// blocking host takes any one batch into an empty queue.
+		h.deliver(p.batch)
+		p.batch = hostBatch{msgs: *msgsPool.Get().(*[][]byte)}
 	}
 	switch {
 	case off >= 0 && h.joinsLines():
@@ -182,11 +190,25 @@ func plainLine(msg []byte, env *acp.Envelope) bool {
 	if env.Kind != acp.KindNotification || env.Method != acp.MethodSessionUpdate || env.MetaNames || env.Update.UpdateOther {
 		return false
 	}
-	switch string(env.Update.Kind.Bytes(msg)) {
+	switch string(unescapedString(env.Update.Kind.Bytes(msg))) {
 	case `"tool_call"`, `"tool_call_update"`, `"current_mode_update"`, `"config_option_update"`:
 		return false
 	}
 	return true
+}
+
+// unescapedString returns raw, a JSON string, with its escapes decoded
+// and quoted again when it has any (so "tool\u005fcall" compares equal to
+// "tool_call", as every host's decoder reads it), else raw itself (no
+// allocation). raw that is not a valid string is returned as it is.
+func unescapedString(raw []byte) []byte {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return raw
+	}
+	if s, ok := acp.StringValue(raw); ok {
+		return strconv.AppendQuote(nil, s)
+	}
+	return raw
 }
 
 // addToRun adds msg, a plain notification lent at off in blk with its
@@ -465,6 +487,7 @@ func (b *Bridge) agentNotification(msg []byte, env *acp.Envelope) {
 		if u.UpdateOther { // an escaped member name may still be sessionUpdate
 			kind = acp.MemberBytes(update, "sessionUpdate")
 		}
+		kind = unescapedString(kind) // an escaped value may still be tool_call_update
 		// Compared as raw JSON strings: no allocation per notification.
 		// update may be a lent line (b.line): the broker gets a copy.
 		switch string(kind) {

@@ -216,3 +216,53 @@ func TestAFloodGoesInFewRuns(t *testing.T) {
 		t.Errorf("%d lines in %d blocks went in %d runs, want at most %d", n, blocks, runs, most)
 	}
 }
+
+// TestBatchesHoldAtMostMaxPending: the reader hands a host batches of at
+// most maxPending messages, runs counted line by line, whatever the runs'
+// lengths: a host's queue bounds count messages, and a blocking host
+// takes any one batch into an empty queue (so a larger batch would pass
+// the IDE's bound of 1024). Every line arrives, in order.
+func TestBatchesHoldAtMostMaxPending(t *testing.T) {
+	var in bytes.Buffer
+	var want []string
+	for i := range 20000 {
+		l := chunkUpdate(fmt.Sprint("c ", i))
+		in.WriteString(l + "\n")
+		want = append(want, l)
+		if i%1000 == 999 { // a run of 1000 lines, then a line that ends it
+			l = `{"jsonrpc":"2.0","method":"_x/note","params":{}}`
+			in.WriteString(l + "\n")
+			want = append(want, l)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		conn Conn
+	}{{"ndjson", NewNDJSONConn(eofReader{}, io.Discard, nil, 0)}, {"one message at a time", &messageConn{}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			agent := &Agent{exited: make(chan struct{}), conn: newRecyclingConn(bytes.NewReader(in.Bytes()), io.Discard, nil, 0)}
+			b := New(agent, Options{ReplayMaxBytes: -1})
+			h := NewHost("ide", tc.conn, HostOptions{Blocking: true, QueueLen: 1 << 16}) // no writer: the queue keeps every batch
+			b.mu.Lock()
+			b.primary, b.hosts = h, []*Host{h}
+			b.addSessionLocked("s1", "/tmp", h)
+			b.mu.Unlock()
+			b.readAgent()
+			var got []string
+			for len(h.queue) > 0 {
+				hb := <-h.queue
+				hb.count()
+				if hb.n > maxPending {
+					t.Errorf("a batch of %d messages, more than %d", hb.n, maxPending)
+				}
+				for _, m := range hb.msgs {
+					got = append(got, strings.Split(string(m), "\n")...)
+				}
+				hb.release()
+			}
+			if d := sliceDiff(got, want); d != "" {
+				t.Errorf("the host's queue: %s", d)
+			}
+		})
+	}
+}
