@@ -45,7 +45,7 @@ type runFlags struct {
 
 func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxLineBytes, "max-line-bytes", bridge.DefaultMaxLineBytes, "largest message accepted from the agent or a host, in bytes")
-	fs.DurationVar(&f.grace, "grace", bridge.DefaultGracePeriod, "on shutdown, wait this long for the agent's responses to the IDE's requests after its EOF, after closing the agent's stdin before SIGTERM, and again before SIGKILL")
+	fs.DurationVar(&f.grace, "grace", bridge.DefaultGracePeriod, "on shutdown, wait this long for the agent's responses to the IDE's requests after its EOF, after closing the agent's stdin before SIGTERM, and again before SIGKILL; once the agent has exited, a host that takes nothing of what is queued for it this long is disconnected")
 	fs.StringVar(&f.logLevel, "log-level", envOr("ACPMUX_LOG", "info"), "log level: debug, info, warn, error (env ACPMUX_LOG)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log line format: text (key=value) or json (one object per line)")
 	fs.StringVar(&f.logFile, "log-file", "", "append logs to this file (created with mode 0600) instead of stderr; the agent's stderr still goes to stderr")
@@ -119,16 +119,18 @@ func runMain(args []string, s stdio) int {
 }
 
 // oneProcessor runs Go code on one processor (GOMAXPROCS 1) for the rest
-// of the process: what acpmux run does when nothing can reach it but the
-// IDE on its stdio (no --listen), GOMAXPROCS is not set in its environment
-// and it runs as a process of its own (its stdin is the process's, not a
-// test's). Its work is then one chain, the agent's stdout read, parsed and
-// written to the IDE on one goroutine: a second processor only had an idle
-// thread woken by each write of the agent into the pipe (the runtime's
-// poller watches it) and for each goroutine that became ready, about 15%
-// of acpmux's CPU in a flood (docs/performance.md). The agent and the IDE
-// are processes of their own, on every processor; with --listen, WebSocket
-// hosts are written in parallel, and the default stays.
+// of the process: what acpmux run does when it serves no hosts but the
+// IDE on its stdio (no --listen; a teammate's --upstream connection to its
+// lead is one more, light, connection), GOMAXPROCS is not set in its
+// environment and it runs as a process of its own (its stdin is the
+// process's, not a test's). Its work is then one chain, the agent's stdout
+// read, parsed and written to the IDE on one goroutine: a second processor
+// only had an idle thread woken by each write of the agent into the pipe
+// (the runtime's poller watches it) and for each goroutine that became
+// ready, about 15% of acpmux's CPU in a flood (docs/performance.md). The
+// agent and the IDE are processes of their own, on every processor; with
+// --listen, WebSocket hosts are written in parallel, and the default
+// stays.
 func oneProcessor() { runtime.GOMAXPROCS(1) }
 
 const zedExample = `  "agent_servers": {

@@ -37,11 +37,11 @@ func TestScripts(t *testing.T) {
 			env.Values[ideFIFOs{}] = map[string]*os.File{}
 			return nil
 		},
-		// [cpus2]: the machine has at least two processors (Go's
-		// default GOMAXPROCS is more than one).
+		// [cpus2]: Go's default GOMAXPROCS here is more than one (it
+		// follows the processors and a container's CPU quota).
 		Condition: func(cond string) (bool, error) {
 			if cond == "cpus2" {
-				return runtime.NumCPU() >= 2, nil
+				return runtime.GOMAXPROCS(0) >= 2, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
