@@ -106,10 +106,10 @@ const ioBytes = 256 << 10
 // batches, in writes straight from the blocks. Each read of a full pipe
 // wakes the agent blocked writing to it, so larger reads mean fewer
 // wakeups and switches between the agent and acpmux: with the agent
-// reader's runs (agentRun), 256 KiB took the flood of bench/floodagent
-// from 1.55x to 1.26x of the byte copy where 64 KiB blocks stayed, for
-// 1.3 MB more peak RSS; 1 MiB was no faster and held 5 MB more
-// (docs/performance.md). Every block a host's queue holds stays allocated
+// reader's runs (agentRun) and one processor, the flood of
+// bench/floodagent measured 1.36x of the byte copy with 256 KiB blocks
+// against 1.50x with 64 KiB (15 interleaved rounds), for about 1 MB more
+// peak RSS; 1 MiB was no faster and held 5 MB more (docs/performance.md). Every block a host's queue holds stays allocated
 // until the host has written it (a queued batch of few bytes of its
 // blocks is copied out instead, hostBatch.compact).
 const blockBytes = 256 << 10
