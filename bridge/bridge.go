@@ -26,7 +26,9 @@ type Options struct {
 	// MaxLineBytes caps one message from a host (DefaultMaxLineBytes when 0).
 	MaxLineBytes int
 	// GracePeriod is the wait between closing the agent's stdin, SIGTERM
-	// and SIGKILL on shutdown (DefaultGracePeriod when 0).
+	// and SIGKILL on shutdown (DefaultGracePeriod when 0), and, once the
+	// agent has exited, how long a host may take nothing of what is
+	// queued for it before it is disconnected (watchStuckHosts).
 	GracePeriod time.Duration
 	// Watch, when set, gets the update member of every session/update
 	// notification of the agent, with its session id, on the agent's read
@@ -104,6 +106,15 @@ type Bridge struct {
 	lineAt int
 	// agentParser parses agent messages (only the agent reader uses it).
 	agentParser acp.Parser
+	// run is the agent reader's run of plain session/update lines not
+	// routed yet (route_agent.go, agentRun); plainRuns tells whether the
+	// reader may gather them (no Watch), runReplay whether sessions keep
+	// a replay log (the run keeps each line's parts for it).
+	run       agentRun
+	plainRuns bool
+	runReplay bool
+	runEnv    acp.Envelope // extendRun's envelope, reused line after line
+	runs      int          // runs routed (tests)
 	// readMsgs and readBytes count agent messages the reader has not
 	// added to stats yet (reader only; flushPending adds them).
 	readMsgs, readBytes int64
@@ -215,6 +226,8 @@ func New(agent *Agent, opts Options) *Bridge {
 		agentCalls: map[string]string{},
 		primaryEOF: make(chan struct{}),
 		sessions:   map[string]*session{},
+		plainRuns:  opts.Watch == nil,
+		runReplay:  opts.ReplayMaxBytes >= 0,
 	}
 	if b.broker != nil {
 		b.broker.UseSessions(b)
@@ -304,16 +317,66 @@ func (b *Bridge) Run(ctx context.Context) error {
 	}
 	<-b.agent.Exited()
 	b.agent.Signal(syscall.SIGKILL) // anything the agent left in its process group
+	stopWatch := b.watchStuckHosts()
 	b.awaitStdout(readDone)
 	b.agentExited()
 	b.permWG.Wait()
 	wg.Wait()
 	b.closeHosts()
 	b.hostWG.Wait()
+	stopWatch()
 	b.log.Info("agent exited", "status", b.agent.ExitCode(), "signal", b.agent.exitSignal(), "non_json_lines", b.stats.nonJSON.Load(), "dropped", b.stats.dropped.Load())
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.agentFailure
+}
+
+// errHostStuck is why a host that took nothing of what was queued for it
+// while the bridge stopped was disconnected (watchStuckHosts).
+var errHostStuck = errors.New("host took nothing of what was queued for it while acpmux was stopping")
+
+// watchStuckHosts watches the hosts, once the agent has exited, until
+// stop is called: a host with messages queued that takes none of them for
+// the grace period (an IDE that stopped reading acpmux's stdout) is
+// disconnected, so that the agent reader and the host's writer, which
+// wait for it, end and acpmux exits. What was queued for it is lost; a
+// host that takes some in that time is waited for.
+func (b *Bridge) watchStuckHosts() (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		type seen struct {
+			msgs, bytes int64
+			since       time.Time
+		}
+		last := map[*Host]seen{}
+		tick := time.NewTicker(b.opts.GracePeriod/4 + time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-tick.C:
+				b.mu.Lock()
+				hosts := append([]*Host(nil), b.hosts...)
+				b.mu.Unlock()
+				for _, h := range hosts {
+					m, q := h.msgs.Load(), h.queued.Load()
+					if s, ok := last[h]; ok && m > 0 && m == s.msgs && q == s.bytes {
+						if !s.since.IsZero() && now.Sub(s.since) > b.opts.GracePeriod {
+							b.log.Warn("host took nothing of what was queued for it while acpmux was stopping; disconnecting it",
+								"host", h.ID, "queued", m, "grace", b.opts.GracePeriod)
+							h.disconnect(errHostStuck)
+							last[h] = seen{m, q, time.Time{}} // once
+						}
+						continue
+					}
+					last[h] = seen{m, q, now}
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // awaitStdout waits, once the agent process has exited, until its stdout

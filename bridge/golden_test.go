@@ -227,6 +227,11 @@ func splitLines(s string) []string {
 // session. "exact" lists sides compared byte for byte. In a want line the
 // JSON string "#!any" matches any value (a timestamp, a decision id).
 //
+// A session runs twice: with the default replay log, and as subtest
+// "noreplay" with none (ReplayMaxBytes -1, what acpmux run keeps without
+// --listen): both must give the same transcript. A session that attaches
+// a host (its replay shows) or sets "replay-max-bytes" runs once.
+//
 // "race" lists two hosts whose answers race: want lines may name them
 // $WINNER and $LOSER, a line that begins "#!winner " or "#!loser " is
 // expected only on that host, one that begins "#!optional " may be missing,
@@ -238,62 +243,73 @@ func TestGoldenSessions(t *testing.T) {
 		t.Fatal("no golden sessions found")
 	}
 	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			ar, err := txtar.ParseFile(file)
-			if err != nil {
-				t.Fatal(err)
+		for _, noReplay := range []bool{false, true} {
+			name := strings.TrimSuffix(filepath.Base(file), ".txtar")
+			if noReplay {
+				name += "/noreplay"
 			}
-			sec := map[string]string{}
-			inputs := map[string]string{}
-			for _, f := range ar.Files {
-				sec[f.Name] = string(f.Data)
-				if f.Name == "host" {
-					inputs[primaryHost] = string(f.Data)
-				} else if name, ok := strings.CutPrefix(f.Name, "host:"); ok {
-					inputs[name] = string(f.Data)
+			t.Run(name, func(t *testing.T) {
+				ar, err := txtar.ParseFile(file)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			var opts bridge.Options
-			if v := strings.TrimSpace(sec["max-line-bytes"]); v != "" {
-				opts.MaxLineBytes, _ = strconv.Atoi(v)
-			}
-			if v := strings.TrimSpace(sec["replay-max-bytes"]); v != "" {
-				opts.ReplayMaxBytes, _ = strconv.Atoi(v)
-			}
-			if v := strings.TrimSpace(sec["grace"]); v != "" {
-				// A session that waits for the agent to exit by itself:
-				// under -race the scripted agent may need longer.
-				opts.GracePeriod, _ = time.ParseDuration(v)
-			}
-			if v, ok := sec["broker"]; ok {
-				opts.Broker = goldenBroker(t, strings.TrimSpace(v))
-			}
-			got := runHosts(t, sec["agent"], inputs, opts)
-			if *update {
-				writeGolden(t, file, ar, got)
-				return
-			}
-			namings := []map[string]string{nil}
-			if race := strings.Fields(sec["race"]); len(race) == 2 {
-				namings = []map[string]string{
-					{"$WINNER": race[0], "$LOSER": race[1]},
-					{"$WINNER": race[1], "$LOSER": race[0]},
+				sec := map[string]string{}
+				inputs := map[string]string{}
+				for _, f := range ar.Files {
+					sec[f.Name] = string(f.Data)
+					if f.Name == "host" {
+						inputs[primaryHost] = string(f.Data)
+					} else if name, ok := strings.CutPrefix(f.Name, "host:"); ok {
+						inputs[name] = string(f.Data)
+					}
 				}
-			}
-			var errs []string
-			for k, naming := range namings {
-				e := compareTranscript(sec, got, naming)
-				if k == 0 || len(e) < len(errs) {
-					errs = e
+				if noReplay && (strings.Contains(strings.Join(slices.Collect(maps.Values(inputs)), ""), "session/attach") || sec["replay-max-bytes"] != "") {
+					t.Skip("the session attaches a host (its replay shows) or sets its own replay budget")
 				}
-			}
-			for _, e := range errs {
-				t.Error(e)
-			}
-			if t.Failed() {
-				t.Logf("stderr:\n%s", got.stderr)
-			}
-		})
+				var opts bridge.Options
+				if v := strings.TrimSpace(sec["max-line-bytes"]); v != "" {
+					opts.MaxLineBytes, _ = strconv.Atoi(v)
+				}
+				if v := strings.TrimSpace(sec["replay-max-bytes"]); v != "" {
+					opts.ReplayMaxBytes, _ = strconv.Atoi(v)
+				} else if noReplay {
+					opts.ReplayMaxBytes = -1
+				}
+				if v := strings.TrimSpace(sec["grace"]); v != "" {
+					// A session that waits for the agent to exit by itself:
+					// under -race the scripted agent may need longer.
+					opts.GracePeriod, _ = time.ParseDuration(v)
+				}
+				if v, ok := sec["broker"]; ok {
+					opts.Broker = goldenBroker(t, strings.TrimSpace(v))
+				}
+				got := runHosts(t, sec["agent"], inputs, opts)
+				if *update {
+					writeGolden(t, file, ar, got)
+					return
+				}
+				namings := []map[string]string{nil}
+				if race := strings.Fields(sec["race"]); len(race) == 2 {
+					namings = []map[string]string{
+						{"$WINNER": race[0], "$LOSER": race[1]},
+						{"$WINNER": race[1], "$LOSER": race[0]},
+					}
+				}
+				var errs []string
+				for k, naming := range namings {
+					e := compareTranscript(sec, got, naming)
+					if k == 0 || len(e) < len(errs) {
+						errs = e
+					}
+				}
+				for _, e := range errs {
+					t.Error(e)
+				}
+				if t.Failed() {
+					t.Logf("stderr:\n%s", got.stderr)
+				}
+			})
+		}
 	}
 }
 

@@ -189,17 +189,24 @@ func (hb *hostBatch) add(msg []byte, blk *lineBlock) {
 // addLine appends msg, which is blk.buf[off:off+len(msg)] with a "\n" at
 // blk.buf[off+len(msg)], joining it to the last entry when that ends in
 // the same block just before this line's start (its newline between).
-func (hb *hostBatch) addLine(msg []byte, blk *lineBlock, off int) {
+func (hb *hostBatch) addLine(msg []byte, blk *lineBlock, off int) { hb.addLines(msg, blk, off, 1) }
+
+// addLines is addLine for msg holding lines whole lines one after the
+// other, a "\n" between each two: they count as lines messages.
+func (hb *hostBatch) addLines(msg []byte, blk *lineBlock, off, lines int) {
 	end := off + len(msg)
+	size := len(msg) - (lines - 1) // the messages' bytes, newlines not included
 	if k := len(hb.msgs) - 1; k >= 0 && hb.runEnd > 0 && hb.runEnd+1 == off && hb.blocks[len(hb.blocks)-1] == blk {
 		start := hb.runEnd - len(hb.msgs[k])
 		hb.msgs[k] = blk.buf[start : end : end+1]
-		hb.n++
-		hb.bytes += len(msg)
+		hb.n += lines
+		hb.bytes += size
 		hb.runEnd = end
 		return
 	}
 	hb.add(blk.buf[off:end:end+1], blk)
+	hb.n += lines - 1
+	hb.bytes -= lines - 1
 	hb.runEnd = end
 }
 

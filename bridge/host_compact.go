@@ -9,7 +9,7 @@ const compactRatio = 4
 // hb's holds on its blocks when the blocks are mostly other lines: their
 // size is more than compactRatio times hb's bytes (newlines included). A
 // host that gets few lines of each block (a session that is quiet while
-// another floods) and writes slowly would otherwise keep a 64 KiB block
+// another floods) and writes slowly would otherwise keep a whole block
 // for each message it has queued. A dense batch (many lines of each
 // block, a flood) is left as it is, written from the blocks.
 //

@@ -212,14 +212,14 @@ func TestRawPipeReaderReadsWaitsAndEnds(t *testing.T) {
 // wrote in one burst, already in its pipe when the reader runs, are read
 // on before they are handed to the host (lineReader.fillNow), so that the
 // host gets them in batches of up to maxPending lines, not one batch per
-// read of the pipe (64 KiB, about 220 of these lines); every line arrives
-// whole and in order.
+// read of the pipe (a block, blockBytes); every line arrives whole and in
+// order.
 func TestABurstInTheAgentsPipeReachesTheHostInFewWrites(t *testing.T) {
 	agent, aw := pipeAgent(t)
 	GrowPipe(aw) // the pipe's capacity takes the whole burst
-	lines := floodLines(1500)
+	lines := floodLines(3000)
 	burst := strings.Join(lines, "\n") + "\n"
-	if len(burst) > 1<<20 || len(burst) < 6*blockBytes {
+	if len(burst) > 1<<20 || len(burst) < 3*blockBytes {
 		t.Fatalf("the burst is %d bytes: it must fit the pipe and take several reads", len(burst))
 	}
 	if _, err := io.WriteString(aw, burst); err != nil {

@@ -102,14 +102,17 @@ func (b *lineBlock) release() {
 const ioBytes = 256 << 10
 
 // blockBytes is the size of a lineReader's blocks: a burst of the agent's
-// notifications moves in reads of up to 64 KiB and, joined in the hosts'
-// batches, in writes of up to 64 KiB straight from the blocks. Every
-// block a host's queue holds stays allocated until the host has written
-// it (a queued batch of few bytes of its blocks is copied out instead,
-// hostBatch.compact), so smaller blocks pin less memory: with 64 KiB the flood of
-// bench/floodagent peaks about 0.9 MB lower (VmHWM) than with 256 KiB,
-// for the same CPU time (docs/performance.md).
-const blockBytes = 64 << 10
+// notifications moves in reads of up to 256 KiB and, joined in the hosts'
+// batches, in writes straight from the blocks. Each read of a full pipe
+// wakes the agent blocked writing to it, so larger reads mean fewer
+// wakeups and switches between the agent and acpmux: with the agent
+// reader's runs (agentRun) and one processor, the flood of
+// bench/floodagent measured 1.36x of the byte copy with 256 KiB blocks
+// against 1.50x with 64 KiB (15 interleaved rounds), for about 1 MB more
+// peak RSS; 1 MiB was no faster and held 5 MB more (docs/performance.md). Every block a host's queue holds stays allocated
+// until the host has written it (a queued batch of few bytes of its
+// blocks is copied out instead, hostBatch.compact).
+const blockBytes = 256 << 10
 
 // minReadBytes is the least free space a read is made into: with less left
 // in its block the reader moves on to a new block.
@@ -340,6 +343,33 @@ func (lr *lineReader) readShared() ([]byte, *lineBlock, error) {
 		return line, nil, err
 	}
 	return line, lr.lineBlk, nil
+}
+
+// peekLine returns the next line of a recycling reader's current block,
+// without its "\n", and where it starts in the block, without reading:
+// nil when no whole line is buffered there, or the next line is empty,
+// ends in "\r\n", is over the cap or is being skipped (next returns
+// those). takeLine takes it.
+func (lr *lineReader) peekLine() (line []byte, off int) {
+	if !lr.recycle || lr.skip || lr.blk == nil || cap(lr.buf) != blockBytes {
+		return nil, -1
+	}
+	p := lr.buf[lr.start:lr.end]
+	k := bytes.IndexByte(p, '\n')
+	if k <= 0 || p[k-1] == '\r' || k > lr.max {
+		return nil, -1
+	}
+	return p[:k:k], lr.start
+}
+
+// takeLine takes the n-byte line peekLine returned, as readShared lends
+// a line: valid until the next read unless its block is retained.
+func (lr *lineReader) takeLine(n int) {
+	lr.lineOff = lr.start
+	lr.lineBlk = lr.blk
+	lr.start += n + 1
+	lr.shared = true
+	lr.nl = -1
 }
 
 // lentAt returns where the line readShared lent last starts in its block

@@ -334,3 +334,37 @@ func readUpTo(h *testHost) {
 		}
 	}
 }
+
+// TestEscapedUpdateKindsAreFollowed: a sessionUpdate value spelled with
+// escapes is the same value to every host's decoder, and acpmux reads it
+// so too: a "tool\u005fcall_update" that changes an open one-off's
+// command fails it as stale (the IDE shows the changed command; a late
+// approval never reaches the agent), and the agent's own
+// "current\u005fmode_update" to plan engages the gate.
+func TestEscapedUpdateKindsAreFollowed(t *testing.T) {
+	t.Run("tool_call_update", func(t *testing.T) {
+		script := permScriptHead + shellPerm(1, "python3 -c 'print(1)'") + "sleep 300ms\n" +
+			`send {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"tool\u005fcall_update","toolCallId":"c1","rawInput":{"command":"python3 -c 'print(666)'"}}}}` + "\n" +
+			"recv\nwaiteof\n"
+		f := newPlanFixture(t, script, confirm.Options{Mode: gate.ModePlan})
+		f.prompt()
+		id, _ := expectPermission(t, f.ide)
+		for f.ide.next()["method"] != "session/update" { // the IDE shows the changed command
+		}
+		idJSON, _ := json.Marshal(id)
+		f.ide.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"outcome":{"outcome":"selected","optionId":"allow-once"}}}`, idJSON))
+		if opt, msg := agentOutcome(t, f.waitAgent(1)); opt != "reject" || msg != gate.StaleApprovalMessage {
+			t.Errorf("agent got %s %q, want reject with the stale message", opt, msg)
+		}
+	})
+	t.Run("current_mode_update", func(t *testing.T) {
+		script := permScriptHead +
+			`send {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"current\u005fmode_update","currentModeId":"plan"}}}` + "\n" +
+			shellPerm(1, "touch x") + "recv\nwaiteof\n"
+		f := newPlanFixture(t, script, confirm.Options{})
+		f.prompt()
+		if opt, msg := agentOutcome(t, f.waitAgent(1)); opt != "reject" || msg != gate.WriteBlockMessage {
+			t.Errorf("agent got %s %q, want the plan block", opt, msg)
+		}
+	})
+}

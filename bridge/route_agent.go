@@ -17,6 +17,10 @@ import (
 // over the cap (a protocol failure that stops the agent).
 func (b *Bridge) readAgent() {
 	sr, _ := b.agent.conn.(sharedReader)
+	var lr *lineReader // the agent's line reader when runs may take lines from it (no tap)
+	if c, ok := b.agent.conn.(*ndjsonConn); ok && c.lr.recycle && b.plainRuns {
+		lr = c.lr
+	}
 	buffered := false // a whole line is read: the next read does not wait
 	for {
 		if !buffered {
@@ -52,6 +56,9 @@ func (b *Bridge) readAgent() {
 			return
 		}
 		b.fromAgent(msg)
+		if lr != nil && b.run.lines > 0 {
+			b.extendRun(lr)
+		}
 		b.line, b.lineAt = nil, -1
 		if buffered = b.agent.lineBuffered() || b.agent.fillNow(); !buffered {
 			// About to wait for the agent: hand over what is pending.
@@ -69,8 +76,10 @@ type pendingBatch struct {
 	batch hostBatch
 }
 
-// maxPending bounds a host's pending batch before it is handed over.
-const maxPending = 512
+// maxPending bounds a host's pending batch before it is handed over, in
+// messages (a run of lines counts each): during a flood, a host is
+// written (and woken) once for about this many notifications.
+const maxPending = 1024
 
 // msgsPool holds message slices of maxPending for pending batches: a
 // host's writer gives one back once it has taken the messages out
@@ -93,6 +102,22 @@ func recycleMsgs(msgs [][]byte) {
 // (its block is b.line): the batch retains the block until h's writer
 // has written it.
 func (b *Bridge) enqueue(h *Host, msg []byte) {
+	off := -1
+	if b.joinable(msg) {
+		off = b.lineAt
+	}
+	b.enqueueLines(h, msg, b.line, off, 1)
+}
+
+// enqueueLines adds msg for h to its pending batch, handing the batch over
+// first when msg would take it past maxPending messages and after when it
+// holds maxPending. msg is one message, of
+// blk or the bridge's own (blk nil), when off < 0; when off >= 0 it is
+// lines whole lines of blk one after the other, blk.buf[off:off+len(msg)]
+// with a "\n" between each two and one after the last: an NDJSON host
+// takes them in one piece (hostBatch.addLines), any other host one
+// message a line.
+func (b *Bridge) enqueueLines(h *Host, msg []byte, blk *lineBlock, off, lines int) {
 	var p *pendingBatch
 	for i := range b.pending {
 		if b.pending[i].h == h {
@@ -104,15 +129,165 @@ func (b *Bridge) enqueue(h *Host, msg []byte) {
 		b.pending = append(b.pending, pendingBatch{h: h, batch: hostBatch{msgs: *msgsPool.Get().(*[][]byte)}})
 		p = &b.pending[len(b.pending)-1]
 	}
-	if b.joinable(msg) && h.joinsLines() {
-		p.batch.addLine(msg, b.line, b.lineAt)
-	} else {
-		p.batch.add(msg, b.line)
+	if p.batch.n > 0 && p.batch.n+lines > maxPending {
+		// A batch holds at most maxPending messages: a host's queue
+		// bounds (--host-queue, the IDE's 1024) count them, and a
+		// blocking host takes any one batch into an empty queue.
+		h.deliver(p.batch)
+		p.batch = hostBatch{msgs: *msgsPool.Get().(*[][]byte)}
+	}
+	switch {
+	case off >= 0 && h.joinsLines():
+		p.batch.addLines(msg, blk, off, lines)
+	case lines == 1:
+		p.batch.add(msg, blk)
+	default:
+		for len(msg) > 0 {
+			k := bytes.IndexByte(msg, '\n')
+			if k < 0 {
+				k = len(msg)
+			}
+			p.batch.add(msg[:k:k], blk)
+			msg = msg[min(k+1, len(msg)):]
+		}
 	}
 	if p.batch.n >= maxPending {
 		h.deliver(p.batch)
 		p.batch = hostBatch{msgs: *msgsPool.Get().(*[][]byte)}
 	}
+}
+
+// agentRun is a run of plain session/update notifications of one session
+// that lie one after the other in one block of the agent's stdout, read
+// but not routed yet: the reader routes the whole run at once (one look
+// at the session's hosts and one append of its lines to the session's
+// replay log under b.mu, one entry in each NDJSON host's batch) instead
+// of line by line. A plain notification is one that agentNotification
+// would only keep in the replay log and fan out to the session's hosts:
+// a session/update without _meta whose sessionUpdate the broker does not
+// follow, on a bridge without Watch (Bridge.plainRuns). Only the agent
+// reader goroutine touches it.
+type agentRun struct {
+	blk      *lineBlock // the lines' block, retained while the run is pending
+	off, end int        // the run is blk.buf[off:end], a "\n" at end
+	lines    int
+	sid      []byte    // the raw sessionId of its lines (nil: none)
+	parts    []runLine // each line's parts for the replay log (Bridge.runReplay)
+}
+
+// runLine is a line of a run, blk.buf[off:off+n], and the parts of its
+// update Parse located, for the session's replay log.
+type runLine struct {
+	off, n int
+	u      acp.UpdateSpans
+}
+
+// plainLine reports whether msg, an agent message Parse accepted with
+// env, is a plain notification (agentRun): a session/update without
+// _meta whose sessionUpdate is none that the broker or the mode tracking
+// follows (agentNotification).
+func plainLine(msg []byte, env *acp.Envelope) bool {
+	if env.Kind != acp.KindNotification || env.Method != acp.MethodSessionUpdate || env.MetaNames || env.Update.UpdateOther {
+		return false
+	}
+	switch string(unescapedString(env.Update.Kind.Bytes(msg))) {
+	case `"tool_call"`, `"tool_call_update"`, `"current_mode_update"`, `"config_option_update"`:
+		return false
+	}
+	return true
+}
+
+// unescapedString returns raw, a JSON string, with its escapes decoded
+// and quoted again when it has any (so "tool\u005fcall" compares equal to
+// "tool_call", as every host's decoder reads it), else raw itself (no
+// allocation). raw that is not a valid string is returned as it is.
+func unescapedString(raw []byte) []byte {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return raw
+	}
+	if s, ok := acp.StringValue(raw); ok {
+		return strconv.AppendQuote(nil, s)
+	}
+	return raw
+}
+
+// addToRun adds msg, a plain notification lent at off in blk with its
+// "\n" after it (u: the parts of its update), to the reader's run, first
+// routing the run when msg does not continue it (another block, not
+// right after it, another session), and after it when it reaches
+// maxPending lines.
+func (b *Bridge) addToRun(msg []byte, u *acp.UpdateSpans, blk *lineBlock, off int) {
+	r := &b.run
+	sid := u.SessionID.Bytes(msg)
+	if r.lines > 0 && (r.blk != blk || r.end+1 != off || !bytes.Equal(r.sid, sid)) {
+		b.flushRun()
+	}
+	if r.lines == 0 {
+		r.blk, r.off = blk, off
+		r.blk.retain()
+		r.sid = append(r.sid[:0], sid...)
+		if sid == nil {
+			r.sid = nil
+		}
+	}
+	r.end = off + len(msg)
+	r.lines++
+	if b.runReplay {
+		r.parts = append(r.parts, runLine{off: off, n: len(msg), u: *u})
+	}
+	if r.lines >= maxPending {
+		b.flushRun()
+	}
+}
+
+// extendRun takes, after a line that joined the run, the plain
+// notifications that follow it whole in the agent's current block
+// straight from lr, as fromAgent would take each (counted, parsed,
+// valid UTF-8, added to the run), without the per-line work of a read.
+// It stops at the first line that is not plain, not whole or not in the
+// block: the next read returns it as usual (parsed once more there).
+func (b *Bridge) extendRun(lr *lineReader) {
+	env := &b.runEnv
+	for {
+		line, off := lr.peekLine()
+		if line == nil {
+			return
+		}
+		if b.agentParser.ParseInto(line, env) != nil || !b.agentParser.ValidUTF8() || !plainLine(line, env) {
+			return
+		}
+		lr.takeLine(len(line))
+		b.readMsgs++
+		b.readBytes += int64(len(line))
+		b.addToRun(line, &env.Update, lr.blk, off)
+	}
+}
+
+// flushRun routes the reader's run, if any, as agentNotification routes
+// each of its lines: into the session's replay log and to its hosts
+// (every host when the session is unknown), into their pending batches.
+func (b *Bridge) flushRun() {
+	r := &b.run
+	if r.lines == 0 {
+		return
+	}
+	b.mu.Lock()
+	hosts := b.hosts
+	if s := b.sessionByRaw(r.sid); s != nil {
+		hosts = s.hosts
+		for i := range r.parts {
+			p := &r.parts[i]
+			s.replay.appendUpdate(r.blk.buf[p.off:p.off+p.n], &p.u)
+		}
+	}
+	b.mu.Unlock()
+	msg := r.blk.buf[r.off:r.end:r.end]
+	for _, h := range hosts {
+		b.enqueueLines(h, msg, r.blk, r.off, r.lines)
+	}
+	r.blk.release() // each batch retained it
+	*r = agentRun{sid: r.sid[:0], parts: r.parts[:0]}
+	b.runs++
 }
 
 // joinable reports whether msg is the lent line itself, at b.lineAt in
@@ -130,6 +305,7 @@ func (b *Bridge) joinable(msg []byte) bool {
 // adding the messages read since the last time to stats (so they are
 // counted before any reaches a host, without two atomic additions a line).
 func (b *Bridge) flushPending() {
+	b.flushRun()
 	if b.readMsgs > 0 {
 		b.stats.agentMsgs.Add(b.readMsgs)
 		b.stats.agentBytes.Add(b.readBytes)
@@ -168,6 +344,12 @@ func (b *Bridge) fromAgent(msg []byte) {
 		b.log.Warn("agent wrote a line that is not valid UTF-8; not forwarded", "line", truncate(msg, 200))
 		return
 	}
+	if b.plainRuns && b.lineAt >= 0 && b.line != nil && plainLine(msg, &env) {
+		b.addToRun(msg, &env.Update, b.line, b.lineAt)
+		return
+	}
+	// Whatever comes next goes after the run's lines.
+	b.flushRun()
 	if b.line != nil && (env.Kind != acp.KindNotification || env.Method != acp.MethodSessionUpdate) {
 		// Only session/update notifications take the lent line to the
 		// hosts' queues (agentNotification); anything else may be kept
@@ -305,6 +487,7 @@ func (b *Bridge) agentNotification(msg []byte, env *acp.Envelope) {
 		if u.UpdateOther { // an escaped member name may still be sessionUpdate
 			kind = acp.MemberBytes(update, "sessionUpdate")
 		}
+		kind = unescapedString(kind) // an escaped value may still be tool_call_update
 		// Compared as raw JSON strings: no allocation per notification.
 		// update may be a lent line (b.line): the broker gets a copy.
 		switch string(kind) {

@@ -74,7 +74,13 @@ func queuedBlocks(h *Host) int {
 // WebSocket). Once they write again, each gets every line of B, byte for
 // byte and in order, and the IDE every line of A.
 func TestStuckHostOfAQuietSessionPinsBlocksByItsBytes(t *testing.T) {
-	const quiet, between = 100, 320 // B's lines, and A's lines (~70 KB) before each
+	for _, replay := range []int{0, -1} { // -1: the reader routes runs (agentRun)
+		t.Run(fmt.Sprintf("replay=%d", replay), func(t *testing.T) { stuckHostOfAQuietSession(t, replay) })
+	}
+}
+
+func stuckHostOfAQuietSession(t *testing.T, replay int) {
+	const quiet, between = 60, blockBytes / 200 // B's lines, and A's lines (over a block, about 210 bytes each) before each
 	var in, wantA, wantB bytes.Buffer
 	var linesB []string
 	for i := range quiet {
@@ -91,7 +97,7 @@ func TestStuckHostOfAQuietSessionPinsBlocksByItsBytes(t *testing.T) {
 
 	agent := &Agent{exited: make(chan struct{})}
 	agent.conn = newRecyclingConn(bytes.NewReader(in.Bytes()), &bytes.Buffer{}, nil, 0)
-	b := New(agent, Options{})
+	b := New(agent, Options{ReplayMaxBytes: replay})
 	var ideOut writeRecorder
 	ide := NewHost("ide", NewNDJSONConn(eofReader{}, &ideOut, nil, 0), HostOptions{Blocking: true})
 	nw := newGatedWriter()
@@ -154,7 +160,7 @@ func TestStuckHostOfAQuietSessionPinsBlocksByItsBytes(t *testing.T) {
 // copied out and holds no block.
 func TestDenseBatchIsQueuedFromItsBlock(t *testing.T) {
 	var lines []string
-	for i := range 250 {
+	for i := range blockBytes / 4 / 150 {
 		lines = append(lines, fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/update","params":{"n":%d,"text":%q}}`, i, strings.Repeat("d", 150)))
 	}
 	blk, offs := blockOf(lines...)

@@ -219,10 +219,18 @@ func main() {
 	}
 	t.add("decisions per second through the SQLite file store (serial)", fmt.Sprintf("%.0f", conf["BenchmarkDecisionsSQLite/serial"]["decisions/s"]), "", "")
 
-	// 5. Classifier.
-	cl := gobench("./classify/", "BenchmarkCorpus$", "3x", "1")["BenchmarkCorpus"]
-	t.add("classifier, corpus, one core: commands/s", fmt.Sprintf("%.0f (%.1f allocs, %.0f B per command)", cl["commands/s"], cl["allocs/command"], cl["B/command"]),
-		"at least 150,000/s", verdict(cl["commands/s"] >= 150000))
+	// 5. Classifier: throughput in the steady state, Go's default
+	// benchtime of one second a round (3 passes over the corpus, 12 ms,
+	// measured a cold start: 25-30% fewer commands/s), the median of the
+	// rounds.
+	var cls []float64
+	var cl map[string]float64
+	for r := 0; r < rounds; r++ {
+		cl = gobench("./classify/", "BenchmarkCorpus$", "1s", "1")["BenchmarkCorpus"]
+		cls = append(cls, cl["commands/s"])
+	}
+	t.add("classifier, corpus, one core: commands/s", fmt.Sprintf("%.0f (%.1f allocs, %.0f B per command)", median(cls), cl["allocs/command"], cl["B/command"]),
+		"at least 150,000/s", verdict(median(cls) >= 150000))
 
 	// 6. Memory.
 	t.add("peak RSS (VmHWM) of acpmux, 200,000-update flood", fmt.Sprintf("%.1f MB", hwm/1024), "under 40 MB", verdict(hwm/1024 < 40))

@@ -24,7 +24,7 @@ import (
 )
 
 func init() {
-	register(command{name: "decisions", summary: "list, show and answer pending confirmations through the HTTP API", run: decisionsMain})
+	register(command{name: "decisions", summary: "list, show, answer and watch pending confirmations through the HTTP API", run: decisionsMain})
 }
 
 const decisionsUsage = `Usage:

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -214,7 +215,7 @@ func startRelay(f *relayFlags, argv []string, stderr io.Writer, log *slog.Logger
 		st.Close()
 		return nil, err
 	}
-	log.Info("agent started", "argv", argv, "pid", agent.Pid(), "state", st.Path())
+	log.Info("agent started", "argv", argv, "pid", agent.Pid(), "state", st.Path(), "procs", runtime.GOMAXPROCS(0))
 	r.agent = agent
 	r.bridge = bridge.New(agent, r.teammateOptions(f, r.daily.bridgeOptions(bridge.Options{
 		MaxLineBytes:    f.maxLineBytes,

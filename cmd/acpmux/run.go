@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -44,7 +45,7 @@ type runFlags struct {
 
 func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxLineBytes, "max-line-bytes", bridge.DefaultMaxLineBytes, "largest message accepted from the agent or a host, in bytes")
-	fs.DurationVar(&f.grace, "grace", bridge.DefaultGracePeriod, "on shutdown, wait this long for the agent's responses to the IDE's requests after its EOF, after closing the agent's stdin before SIGTERM, and again before SIGKILL")
+	fs.DurationVar(&f.grace, "grace", bridge.DefaultGracePeriod, "on shutdown: after the IDE's EOF, wait this long for the agent's responses to the IDE's requests; after closing the agent's stdin, wait this long before SIGTERM, and again before SIGKILL; once the agent has exited, disconnect a host that takes nothing of what is queued for it this long")
 	fs.StringVar(&f.logLevel, "log-level", envOr("ACPMUX_LOG", "info"), "log level: debug, info, warn, error (env ACPMUX_LOG)")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log line format: text (key=value) or json (one object per line)")
 	fs.StringVar(&f.logFile, "log-file", "", "append logs to this file (created with mode 0600) instead of stderr; the agent's stderr still goes to stderr")
@@ -94,6 +95,9 @@ func runMain(args []string, s stdio) int {
 	defer closeLog()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if f.listen == "" && f.upstream == "" && s.in == os.Stdin && os.Getenv("GOMAXPROCS") == "" {
+		oneProcessor()
+	}
 	r, err := startRelay(f, argv, s.err, log)
 	if err != nil {
 		fmt.Fprintln(s.err, "acpmux run:", err)
@@ -113,6 +117,21 @@ func runMain(args []string, s stdio) int {
 	r.bridge.AddHost(bridge.NewHost("stdio", bridge.NewNDJSONConn(in, s.out, closer, f.maxLineBytes), bridge.HostOptions{Blocking: true, QueueLen: blockingQueueLen(f.queueLen), Driver: f.headless, Kind: "stdio"}))
 	return r.run(ctx)
 }
+
+// oneProcessor runs Go code on one processor (GOMAXPROCS 1) for the rest
+// of the process: what acpmux run does when it serves no host but the IDE
+// on its stdio (no --listen, and no --upstream, which streams the agent's
+// updates to a lead over WebSocket as well), GOMAXPROCS is not set in its
+// environment and it runs as a process of its own (its stdin is the
+// process's, not a test's). Its work is then one chain, the agent's stdout
+// read, parsed and written to the IDE on one goroutine: a second processor
+// only had an idle thread woken by each write of the agent into the pipe
+// (the runtime's poller watches it) and for each goroutine that became
+// ready, about 17% of acpmux's CPU in a flood (docs/performance.md). The
+// agent and the IDE are processes of their own, on every processor; with
+// --listen, WebSocket hosts are written in parallel, and the default
+// stays.
+func oneProcessor() { runtime.GOMAXPROCS(1) }
 
 const zedExample = `  "agent_servers": {
     "Claude via acpmux": {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -35,6 +36,14 @@ func TestScripts(t *testing.T) {
 			env.Values[waitlogRead{}] = map[string]int{}
 			env.Values[ideFIFOs{}] = map[string]*os.File{}
 			return nil
+		},
+		// [cpus2]: Go's default GOMAXPROCS here is more than one (it
+		// follows the processors and a container's CPU quota).
+		Condition: func(cond string) (bool, error) {
+			if cond == "cpus2" {
+				return runtime.GOMAXPROCS(0) >= 2, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"waitlog": cmdWaitLog,
