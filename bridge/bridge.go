@@ -335,19 +335,24 @@ func (b *Bridge) Run(ctx context.Context) error {
 // while the bridge stopped was disconnected (watchStuckHosts).
 var errHostStuck = errors.New("host took nothing of what was queued for it while acpmux was stopping")
 
+// progresser is a Conn that counts the bytes it has written to its peer,
+// a write in progress included (ndjsonConn).
+type progresser interface{ wroteBytes() int64 }
+
 // watchStuckHosts watches the hosts, once the agent has exited, until
 // stop is called: a host with messages queued that takes none of them for
 // the grace period (an IDE that stopped reading acpmux's stdout) is
 // disconnected, so that the agent reader and the host's writer, which
 // wait for it, end and acpmux exits. What was queued for it is lost; a
-// host that takes some in that time is waited for.
+// host that takes some in that time is waited for: a message written, or
+// for a progresser, any byte of one (a 64 MiB line takes a while).
 func (b *Bridge) watchStuckHosts() (stop func()) {
 	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(finished)
 		type seen struct {
-			msgs, bytes int64
-			since       time.Time
+			msgs, bytes, wrote int64
+			since              time.Time
 		}
 		last := map[*Host]seen{}
 		tick := time.NewTicker(b.opts.GracePeriod/4 + time.Millisecond)
@@ -361,17 +366,20 @@ func (b *Bridge) watchStuckHosts() (stop func()) {
 				hosts := append([]*Host(nil), b.hosts...)
 				b.mu.Unlock()
 				for _, h := range hosts {
-					m, q := h.msgs.Load(), h.queued.Load()
-					if s, ok := last[h]; ok && m > 0 && m == s.msgs && q == s.bytes {
+					m, q, w := h.msgs.Load(), h.queued.Load(), int64(0)
+					if p, ok := h.conn.(progresser); ok {
+						w = p.wroteBytes()
+					}
+					if s, ok := last[h]; ok && m > 0 && m == s.msgs && q == s.bytes && w == s.wrote {
 						if !s.since.IsZero() && now.Sub(s.since) > b.opts.GracePeriod {
 							b.log.Warn("host took nothing of what was queued for it while acpmux was stopping; disconnecting it",
 								"host", h.ID, "queued", m, "grace", b.opts.GracePeriod)
 							h.disconnect(errHostStuck)
-							last[h] = seen{m, q, time.Time{}} // once
+							last[h] = seen{m, q, w, time.Time{}} // once
 						}
 						continue
 					}
-					last[h] = seen{m, q, now}
+					last[h] = seen{m, q, w, now}
 				}
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -36,7 +37,39 @@ type ndjsonConn struct {
 	rc  syscall.RawConn // wr's file in non-blocking mode, for writeNow; nil: no inline writes
 	own io.Closer       // the file nonblockingWriter opened for wr, closed with the conn
 	iov []syscall.Iovec // writeNow's pieces, reused
+	// sent counts the bytes written to the peer (by wr and writeNow), so
+	// that a write in progress shows progress (wroteBytes).
+	sent atomic.Int64
 }
+
+// countingWriter is w counting the bytes it writes into *n, in writes of
+// at most progressBytes, so that a long message shows progress while it
+// is written (a pipe takes one in pieces anyway).
+type countingWriter struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+// progressBytes is the most countingWriter writes at once.
+const progressBytes = 1 << 20
+
+func (cw countingWriter) Write(p []byte) (int, error) {
+	total := 0
+	for len(p) > 0 {
+		k, err := cw.w.Write(p[:min(len(p), progressBytes)])
+		cw.n.Add(int64(k))
+		total += k
+		p = p[k:]
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// wroteBytes returns how many bytes the conn has written to its peer so
+// far ([progresser]).
+func (c *ndjsonConn) wroteBytes() int64 { return c.sent.Load() }
 
 // NewNDJSONConn returns a Conn that reads lines of at most maxLineBytes from
 // r and writes newline-terminated messages to w. closer (may be nil) is
@@ -46,7 +79,10 @@ type ndjsonConn struct {
 // (see docs/performance.md).
 func NewNDJSONConn(r io.Reader, w io.Writer, closer io.Closer, maxLineBytes int) Conn {
 	w, rc, own := nonblockingWriter(w)
-	return &ndjsonConn{lr: newLineReader(r, maxLineBytes), w: bufio.NewWriterSize(w, ioBytes), wr: w, closer: closer, rc: rc, own: own}
+	c := &ndjsonConn{lr: newLineReader(r, maxLineBytes), closer: closer, rc: rc, own: own}
+	c.wr = countingWriter{w: w, n: &c.sent}
+	c.w = bufio.NewWriterSize(c.wr, ioBytes)
+	return c
 }
 
 // newRecyclingConn is NewNDJSONConn for the agent's stdout: its lines can

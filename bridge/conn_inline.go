@@ -36,6 +36,7 @@ func (c *ndjsonConn) writeNow(msgs [][]byte) (k int, rest []byte, err error) {
 		if err != nil {
 			return k, nil, err
 		}
+		c.sent.Add(int64(n))
 		for ; k < j; k++ {
 			m := msgs[k]
 			if n < len(m)+1 {
