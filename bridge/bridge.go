@@ -352,7 +352,7 @@ func (b *Bridge) watchStuckHosts() (stop func()) {
 		defer close(finished)
 		type seen struct {
 			msgs, bytes, wrote int64
-			since              time.Time
+			since              time.Time // when they last changed
 		}
 		last := map[*Host]seen{}
 		tick := time.NewTicker(b.opts.GracePeriod/4 + time.Millisecond)
@@ -366,16 +366,18 @@ func (b *Bridge) watchStuckHosts() (stop func()) {
 				hosts := append([]*Host(nil), b.hosts...)
 				b.mu.Unlock()
 				for _, h := range hosts {
+					if h.Err() != nil {
+						continue // gone already
+					}
 					m, q, w := h.msgs.Load(), h.queued.Load(), int64(0)
 					if p, ok := h.conn.(progresser); ok {
 						w = p.wroteBytes()
 					}
 					if s, ok := last[h]; ok && m > 0 && m == s.msgs && q == s.bytes && w == s.wrote {
-						if !s.since.IsZero() && now.Sub(s.since) > b.opts.GracePeriod {
+						if now.Sub(s.since) > b.opts.GracePeriod {
 							b.log.Warn("host took nothing of what was queued for it while acpmux was stopping; disconnecting it",
 								"host", h.ID, "queued", m, "grace", b.opts.GracePeriod)
 							h.disconnect(errHostStuck)
-							last[h] = seen{m, q, w, time.Time{}} // once
 						}
 						continue
 					}

@@ -109,9 +109,10 @@ const ioBytes = 256 << 10
 // reader's runs (agentRun) and one processor, the flood of
 // bench/floodagent measured 1.36x of the byte copy with 256 KiB blocks
 // against 1.50x with 64 KiB (15 interleaved rounds), for about 1 MB more
-// peak RSS; 1 MiB was no faster and held 5 MB more (docs/performance.md). Every block a host's queue holds stays allocated
-// until the host has written it (a queued batch of few bytes of its
-// blocks is copied out instead, hostBatch.compact).
+// peak RSS; 1 MiB was no faster and held 5 MB more (docs/performance.md).
+// Every block a host's queue holds stays allocated until the host has
+// written it (a queued batch of few bytes of its blocks is copied out
+// instead, hostBatch.compact).
 const blockBytes = 256 << 10
 
 // minReadBytes is the least free space a read is made into: with less left

@@ -111,12 +111,11 @@ func (b *Bridge) enqueue(h *Host, msg []byte) {
 
 // enqueueLines adds msg for h to its pending batch, handing the batch over
 // first when msg would take it past maxPending messages and after when it
-// holds maxPending. msg is one message, of
-// blk or the bridge's own (blk nil), when off < 0; when off >= 0 it is
-// lines whole lines of blk one after the other, blk.buf[off:off+len(msg)]
-// with a "\n" between each two and one after the last: an NDJSON host
-// takes them in one piece (hostBatch.addLines), any other host one
-// message a line.
+// holds maxPending. msg is one message, of blk or the bridge's own (blk
+// nil), when off < 0; when off >= 0 it is lines whole lines of blk one
+// after the other, blk.buf[off:off+len(msg)] with a "\n" between each two
+// and one after the last: an NDJSON host takes them in one piece
+// (hostBatch.addLines), any other host one message a line.
 func (b *Bridge) enqueueLines(h *Host, msg []byte, blk *lineBlock, off, lines int) {
 	var p *pendingBatch
 	for i := range b.pending {
@@ -171,7 +170,7 @@ type agentRun struct {
 	blk      *lineBlock // the lines' block, retained while the run is pending
 	off, end int        // the run is blk.buf[off:end], a "\n" at end
 	lines    int
-	sid      []byte    // the raw sessionId of its lines (nil: none)
+	sid      []byte    // the raw sessionId of its lines (empty: none)
 	parts    []runLine // each line's parts for the replay log (Bridge.runReplay)
 }
 
@@ -187,28 +186,38 @@ type runLine struct {
 // _meta whose sessionUpdate is none that the broker or the mode tracking
 // follows (agentNotification).
 func plainLine(msg []byte, env *acp.Envelope) bool {
-	if env.Kind != acp.KindNotification || env.Method != acp.MethodSessionUpdate || env.MetaNames || env.Update.UpdateOther {
-		return false
-	}
-	switch string(unescapedString(env.Update.Kind.Bytes(msg))) {
-	case `"tool_call"`, `"tool_call_update"`, `"current_mode_update"`, `"config_option_update"`:
-		return false
-	}
-	return true
+	return env.Kind == acp.KindNotification && env.Method == acp.MethodSessionUpdate && !env.MetaNames &&
+		!env.Update.UpdateOther && followedUpdate(env.Update.Kind.Bytes(msg)) == followNone
 }
 
-// unescapedString returns raw, a JSON string, with its escapes decoded
-// and quoted again when it has any (so "tool\u005fcall" compares equal to
-// "tool_call", as every host's decoder reads it), else raw itself (no
-// allocation). raw that is not a valid string is returned as it is.
-func unescapedString(raw []byte) []byte {
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return raw
+// follow is what the bridge does with a session/update besides fanning it
+// out (agentNotification).
+type follow int
+
+const (
+	followNone     follow = iota
+	followToolCall        // tool_call, tool_call_update: the broker's tool call state
+	followMode            // current_mode_update, config_option_update: the mode tracking
+)
+
+// followedUpdate returns what the bridge follows of a session/update whose
+// sessionUpdate is raw (a JSON string; nil when absent). An escaped
+// spelling ("tool\u005fcall_update") is the same value to every host's
+// decoder, so it is decoded first; without a backslash raw is compared as
+// it is, with no allocation.
+func followedUpdate(raw []byte) follow {
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		if s, ok := acp.StringValue(raw); ok {
+			raw = strconv.AppendQuote(nil, s)
+		}
 	}
-	if s, ok := acp.StringValue(raw); ok {
-		return strconv.AppendQuote(nil, s)
+	switch string(raw) {
+	case `"tool_call"`, `"tool_call_update"`:
+		return followToolCall
+	case `"current_mode_update"`, `"config_option_update"`:
+		return followMode
 	}
-	return raw
+	return followNone
 }
 
 // addToRun adds msg, a plain notification lent at off in blk with its
@@ -225,10 +234,7 @@ func (b *Bridge) addToRun(msg []byte, u *acp.UpdateSpans, blk *lineBlock, off in
 	if r.lines == 0 {
 		r.blk, r.off = blk, off
 		r.blk.retain()
-		r.sid = append(r.sid[:0], sid...)
-		if sid == nil {
-			r.sid = nil
-		}
+		r.sid = append(r.sid[:0], sid...) // none: empty, as sessionByRaw reads it
 	}
 	r.end = off + len(msg)
 	r.lines++
@@ -487,14 +493,12 @@ func (b *Bridge) agentNotification(msg []byte, env *acp.Envelope) {
 		if u.UpdateOther { // an escaped member name may still be sessionUpdate
 			kind = acp.MemberBytes(update, "sessionUpdate")
 		}
-		kind = unescapedString(kind) // an escaped value may still be tool_call_update
-		// Compared as raw JSON strings: no allocation per notification.
 		// update may be a lent line (b.line): the broker gets a copy.
-		switch string(kind) {
-		case `"tool_call"`, `"tool_call_update"`:
+		switch followedUpdate(kind) {
+		case followToolCall:
 			sid, _ := acp.StringValue(sidRaw)
 			b.broker.ToolCallUpdate(sid, bytes.Clone(update))
-		case `"current_mode_update"`, `"config_option_update"`:
+		case followMode:
 			sid, _ := acp.StringValue(sidRaw)
 			b.trackAgentMode(sid, bytes.Clone(update))
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -87,25 +88,21 @@ type relayed struct {
 	runs    int      // runs the reader routed
 }
 
-// relayOnce reads input as the agent's stdout through a bridge with the
-// given replay budget and three hosts: the IDE (NDJSON, session s1), an
-// NDJSON host of session s2 and a host that writes one message at a time
-// in both. lineByLine sets a Watch, so the reader routes every line by
-// itself, never in runs.
-func relayOnce(t *testing.T, input []byte, replay int, lineByLine bool) relayed {
-	t.Helper()
-	agent := &Agent{exited: make(chan struct{})}
-	agent.conn = newRecyclingConn(bytes.NewReader(input), io.Discard, nil, 0)
-	opts := Options{ReplayMaxBytes: replay}
+// relayBridge returns a bridge of agent with the given replay budget and
+// three hosts: the IDE (ideConn, session s1), an NDJSON host of session
+// s2 writing to nd, and a host that writes one message at a time (ws) in
+// both. lineByLine sets a Watch, so the reader routes every line by
+// itself, never in runs. The hosts' writers are started.
+func relayBridge(agent *Agent, replay int, lineByLine bool, ideConn Conn) (b *Bridge, nd *bytes.Buffer, ws *messageConn) {
+	opts := Options{ReplayMaxBytes: replay, Logger: slog.New(slog.DiscardHandler)}
 	if lineByLine {
 		opts.Watch = func(string, []byte) {}
 	}
-	b := New(agent, opts)
-	var ideOut, ndOut bytes.Buffer
-	ideH := NewHost("ide", NewNDJSONConn(eofReader{}, &ideOut, nil, 0), HostOptions{Blocking: true})
-	ndH := NewHost("nd", NewNDJSONConn(eofReader{}, &ndOut, nil, 0), HostOptions{Blocking: true})
-	wc := &messageConn{}
-	wsH := NewHost("ws", wc, HostOptions{Blocking: true})
+	b = New(agent, opts)
+	nd, ws = &bytes.Buffer{}, &messageConn{}
+	ideH := NewHost("ide", ideConn, HostOptions{Blocking: true})
+	ndH := NewHost("nd", NewNDJSONConn(eofReader{}, nd, nil, 0), HostOptions{Blocking: true})
+	wsH := NewHost("ws", ws, HostOptions{Blocking: true})
 	b.mu.Lock()
 	b.primary = ideH
 	b.hosts = []*Host{ideH, ndH, wsH}
@@ -117,18 +114,61 @@ func relayOnce(t *testing.T, input []byte, replay int, lineByLine bool) relayed 
 	for _, h := range b.hosts {
 		go h.writeLoop()
 	}
-	b.readAgent()
+	return b, nd, ws
+}
+
+// finishHosts lets every host of b write what is queued and waits for
+// its writer.
+func finishHosts(b *Bridge) {
 	for _, h := range b.hosts {
 		h.finish()
+	}
+	for _, h := range b.hosts {
 		<-h.wdone
 	}
-	out := relayed{ide: ideOut.String(), nd: ndOut.String(), ws: wc.msgs, runs: b.runs}
+}
+
+// relayedOf is what relayBridge's hosts got (ide: the IDE's output) and
+// what the replay logs of s1 and s2 kept.
+func relayedOf(b *Bridge, ide string, nd *bytes.Buffer, ws *messageConn) relayed {
+	out := relayed{ide: ide, nd: nd.String(), ws: ws.msgs, runs: b.runs}
 	for _, sid := range []string{"s1", "s2"} {
 		for _, m := range b.sessions[sid].replay.messages() {
 			out.replay = append(out.replay, string(m))
 		}
 	}
 	return out
+}
+
+// relayOnce reads input as the agent's stdout through relayBridge, the
+// IDE an NDJSON host writing to a buffer.
+func relayOnce(t *testing.T, input []byte, replay int, lineByLine bool) relayed {
+	t.Helper()
+	agent := &Agent{exited: make(chan struct{})}
+	agent.conn = newRecyclingConn(bytes.NewReader(input), io.Discard, nil, 0)
+	var ideOut bytes.Buffer
+	b, nd, ws := relayBridge(agent, replay, lineByLine, NewNDJSONConn(eofReader{}, &ideOut, nil, 0))
+	b.readAgent()
+	finishHosts(b)
+	return relayedOf(b, ideOut.String(), nd, ws)
+}
+
+// compareRelayed reports where got differs from want, host by host and
+// in the replay logs (at names the case).
+func compareRelayed(t *testing.T, at string, got, want relayed) {
+	t.Helper()
+	if got.ide != want.ide {
+		t.Errorf("%s: ide: got %d bytes, want %d: %s", at, len(got.ide), len(want.ide), firstDiff(got.ide, want.ide))
+	}
+	if got.nd != want.nd {
+		t.Errorf("%s: nd: got %d bytes, want %d: %s", at, len(got.nd), len(want.nd), firstDiff(got.nd, want.nd))
+	}
+	if d := sliceDiff(got.ws, want.ws); d != "" {
+		t.Errorf("%s: ws: %s", at, d)
+	}
+	if d := sliceDiff(got.replay, want.replay); d != "" {
+		t.Errorf("%s: replay logs: %s", at, d)
+	}
 }
 
 // TestRunsRouteAsLineByLine: the agent reader's runs of plain
@@ -155,18 +195,7 @@ func TestRunsRouteAsLineByLine(t *testing.T) {
 			if plain := strings.Count(want.ide, `"agent_message_chunk"`); got.runs == 0 || got.runs*2 > plain {
 				t.Errorf("%s: %d runs for %d plain lines: want runs of several lines", at, got.runs, plain)
 			}
-			if got.ide != want.ide {
-				t.Errorf("%s: ide: got %d bytes, want %d: %s", at, len(got.ide), len(want.ide), firstDiff(got.ide, want.ide))
-			}
-			if got.nd != want.nd {
-				t.Errorf("%s: nd: got %d bytes, want %d: %s", at, len(got.nd), len(want.nd), firstDiff(got.nd, want.nd))
-			}
-			if d := sliceDiff(got.ws, want.ws); d != "" {
-				t.Errorf("%s: ws: %s", at, d)
-			}
-			if d := sliceDiff(got.replay, want.replay); d != "" {
-				t.Errorf("%s: replay logs: %s", at, d)
-			}
+			compareRelayed(t, at, got, want)
 			if len(want.ide) == 0 || len(want.nd) == 0 || len(want.ws) == 0 || (replay == 0) != (len(want.replay) > 0) {
 				t.Errorf("%s: ide %d, nd %d bytes, ws %d messages, replay %d: want each host to get something, and a replay log only with a budget",
 					at, len(want.ide), len(want.nd), len(want.ws), len(want.replay))

@@ -51,20 +51,12 @@ func oddAgentOutput(seed uint64, n int) []byte {
 func relayPipes(t *testing.T, input []byte, replay int, lineByLine bool, seed uint64) relayed {
 	t.Helper()
 	agent, aw := pipeAgent(t)
-	opts := Options{ReplayMaxBytes: replay, Logger: slog.New(slog.DiscardHandler)}
-	if lineByLine {
-		opts.Watch = func(string, []byte) {}
-	}
-	b := New(agent, opts)
 	ideR, ideW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	{
-		sc, _ := ideW.SyscallConn()
-		sc.Control(func(fd uintptr) { syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_SETPIPE_SZ, 4096) })
-	}
-	ideH := NewHost("ide", NewNDJSONConn(eofReader{}, ideW, nil, 0), HostOptions{Blocking: true})
+	sc, _ := ideW.SyscallConn()
+	sc.Control(func(fd uintptr) { syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_SETPIPE_SZ, 4096) })
 	var ideOut bytes.Buffer
 	ideDone := make(chan struct{})
 	go func() {
@@ -82,23 +74,8 @@ func relayPipes(t *testing.T, input []byte, replay int, lineByLine bool, seed ui
 			}
 		}
 	}()
-	var ndOut bytes.Buffer
-	ndH := NewHost("nd", NewNDJSONConn(eofReader{}, &ndOut, nil, 0), HostOptions{Blocking: true})
-	wc := &messageConn{}
-	wsH := NewHost("ws", wc, HostOptions{Blocking: true})
-	b.mu.Lock()
-	b.primary = ideH
-	b.hosts = []*Host{ideH, ndH, wsH}
-	b.addSessionLocked("s1", "/tmp", ideH)
-	b.sessions["s1"].addHost(wsH)
-	b.addSessionLocked("s2", "/tmp", ndH)
-	b.sessions["s2"].addHost(wsH)
-	b.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, h := range b.hosts {
-		wg.Add(1)
-		go func() { defer wg.Done(); h.writeLoop() }()
-	}
+	ideConn := NewNDJSONConn(eofReader{}, ideW, nil, 0)
+	b, nd, ws := relayBridge(agent, replay, lineByLine, ideConn)
 	go func() {
 		r := rand.New(rand.NewPCG(seed, 5))
 		p := input
@@ -113,21 +90,12 @@ func relayPipes(t *testing.T, input []byte, replay int, lineByLine bool, seed ui
 		aw.Close()
 	}()
 	b.readAgent()
-	for _, h := range b.hosts {
-		h.finish()
-	}
-	wg.Wait()
-	ideH.conn.Close() // the IDE's reader ends
+	finishHosts(b)
+	ideConn.Close() // the IDE's reader ends
 	ideW.Close()
 	<-ideDone
 	ideR.Close()
-	out := relayed{ide: ideOut.String(), nd: ndOut.String(), ws: wc.msgs, runs: b.runs}
-	for _, sid := range []string{"s1", "s2"} {
-		for _, m := range b.sessions[sid].replay.messages() {
-			out.replay = append(out.replay, string(m))
-		}
-	}
-	return out
+	return relayedOf(b, ideOut.String(), nd, ws)
 }
 
 // TestRunsOverPipesRouteAsLineByLine is TestRunsRouteAsLineByLine with
@@ -146,18 +114,7 @@ func TestRunsOverPipesRouteAsLineByLine(t *testing.T) {
 			if got.runs == 0 {
 				t.Errorf("%s: no runs", at)
 			}
-			if got.ide != want.ide {
-				t.Errorf("%s: ide: got %d bytes, want %d: %s", at, len(got.ide), len(want.ide), firstDiff(got.ide, want.ide))
-			}
-			if got.nd != want.nd {
-				t.Errorf("%s: nd: got %d bytes, want %d: %s", at, len(got.nd), len(want.nd), firstDiff(got.nd, want.nd))
-			}
-			if d := sliceDiff(got.ws, want.ws); d != "" {
-				t.Errorf("%s: ws: %s", at, d)
-			}
-			if d := sliceDiff(got.replay, want.replay); d != "" {
-				t.Errorf("%s: replay logs: %s", at, d)
-			}
+			compareRelayed(t, at, got, want)
 		}
 	}
 }
