@@ -82,8 +82,8 @@ func (b *Broker) presentOne(d *Decision, h *hostState) {
 }
 
 // presentedWriteDelay bounds how long a presented event waits to be
-// stored with the decision's next journal write (docs/decisions.md, "The
-// journal"): a decision answered within it (by a script, another bridge,
+// stored with the decision's next journal write (docs/decisions.md,
+// "Journal"): a decision answered within it (by a script, another bridge,
 // a policy) stores its presented events with its closing, one write
 // fewer; one that stays open stores them on their own once it passes.
 const presentedWriteDelay = time.Second

@@ -16,3 +16,10 @@ func QueuedWrites(s *Store) int {
 	defer s.group.mu.Unlock()
 	return len(s.group.queue)
 }
+
+// RecordsQuery and SettledQuery are the reads of decisions by id;
+// RecordsQueryBefore is the read of records before decisionsByID.
+var (
+	RecordsQuery, SettledQuery = recordsQuery, settledQuery
+	RecordsQueryBefore         = `SELECT ` + recordColumns + `, ` + journalColumn + ` FROM decisions WHERE id = ANY($1)`
+)

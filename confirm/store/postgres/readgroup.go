@@ -90,9 +90,23 @@ func (s *Store) readBatch(ctx context.Context, batch []*getRead) {
 	}
 }
 
+// decisionsByID is the FROM clause of a read of the decisions whose ids
+// are the array $1: one lookup by primary key for each id, in a subquery
+// that is planned on its own (OFFSET 0), so that its plan is the
+// single-key lookup's. "WHERE id = ANY($1)" was planned, once per
+// connection, as a scan of the whole table while the table was new and
+// small, and that cached plan kept scanning it as it grew, until
+// autovacuum's next ANALYZE replanned it (docs/performance.md). The
+// subquery is named decisions, for journalColumn.
+const decisionsByID = `FROM unnest($1::text[]) AS want(want_id)
+	CROSS JOIN LATERAL (SELECT * FROM decisions WHERE decisions.id = want.want_id OFFSET 0) AS decisions`
+
+// recordsQuery reads the decisions of the ids $1 with their journals.
+const recordsQuery = `SELECT ` + recordColumns + `, ` + journalColumn + ` ` + decisionsByID
+
 // records reads the decisions of ids with their journals, by id.
 func (s *Store) records(ctx context.Context, ids []string) (map[string]store.Record, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+recordColumns+`, `+journalColumn+` FROM decisions WHERE id = ANY($1)`, ids)
+	rows, err := s.pool.Query(ctx, recordsQuery, ids)
 	if err != nil {
 		return nil, err
 	}

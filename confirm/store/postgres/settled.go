@@ -7,10 +7,15 @@ import (
 	"github.com/acpmux/acpmux/confirm/store"
 )
 
-// Settled implements [store.SettledReader]: one statement for all of ids.
+// settledQuery reads those of the decisions of the ids $1 (each once)
+// that their owner delivered or refused, or that closed otherwise.
+const settledQuery = `SELECT ` + recordColumns + `, ` + journalColumn + ` ` + decisionsByID + `
+	WHERE delivered_at IS NOT NULL OR status NOT IN ('open', 'answered')`
+
+// Settled implements [store.SettledReader]: one statement for all of ids,
+// which are distinct.
 func (s *Store) Settled(ctx context.Context, ids []string) ([]store.Record, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+recordColumns+`, `+journalColumn+` FROM decisions
-		WHERE id = ANY($1) AND (delivered_at IS NOT NULL OR status NOT IN ('open', 'answered'))`, ids)
+	rows, err := s.pool.Query(ctx, settledQuery, ids)
 	if err != nil {
 		return nil, fmt.Errorf("store settled: %w", err)
 	}
