@@ -36,35 +36,36 @@ func storedTypes(t *testing.T, s store.Store, id string) []string {
 // A decision answered soon after it was presented stores its presented
 // events with its closing: one write, the presented events first.
 func TestPresentedEventsShareTheClosingWrite(t *testing.T) {
-	w := &writeLog{Store: memStore(t)}
-	b := newBroker(t, confirm.Options{Store: w})
-	ide, page := newHost("ide"), newHost("page")
-	page.onPresent = func(h *fakeHost, d *confirm.Decision) {
-		if _, _, err := b.Answer(context.Background(), d.SessionID(), d.ID(), h.id, confirm.Answer{OptionID: "allow-once"}); err != nil {
-			t.Error(err)
+	synctest.Test(t, func(t *testing.T) {
+		w := &writeLog{Store: memStore(t)}
+		b := newBroker(t, confirm.Options{Store: w})
+		ide, page := newHost("ide"), newHost("page")
+		ch := ask(b, req("s", "k"), ide, page)
+		d := ide.wait(t)
+		page.wait(t)
+		synctest.Wait() // both presented events are recorded
+		if _, _, err := b.Answer(context.Background(), d.SessionID(), d.ID(), "page", confirm.Answer{OptionID: "allow-once"}); err != nil {
+			t.Fatal(err)
 		}
-	}
-	got, err := b.Ask(context.Background(), req("s", "k"), []confirm.Presenter{ide, page})
-	if err != nil {
-		t.Fatal(err)
-	}
-	jsonEq(t, got, selected("allow-once"))
-	page.wg.Wait()
-	d := ide.wait(t)
-	for _, write := range w.all() {
-		if count(write.events, "presented@ide")+count(write.events, "presented@page") > 0 && write.kind != "closing" {
-			t.Errorf("a write of presented events apart from the closing: %v (all: %v)", write, w.all())
+		jsonEq(t, await(t, ch).result, selected("allow-once"))
+		var closing []string
+		for _, write := range w.all() {
+			presented := count(write.events, "presented@ide") + count(write.events, "presented@page")
+			if presented > 0 && write.kind != "closing" {
+				t.Errorf("a write of presented events apart from the closing: %v (all: %v)", write, w.all())
+			}
+			if write.kind == "closing" {
+				closing = write.events
+			}
 		}
-	}
-	journal := storedTypes(t, w, d.ID())
-	if count(journal, "presented@ide") != 1 || count(journal, "presented@page") != 1 {
-		t.Fatalf("stored journal %v: want both presented events", journal)
-	}
-	for i := 1; i < len(journal); i++ {
-		if journal[i-1] == "delivered@" {
-			t.Fatalf("stored journal %v: an event after delivered", journal)
+		if len(closing) < 2 || closing[0] != "presented@ide" || closing[1] != "presented@page" {
+			t.Errorf("the closing write %v: want the presented events first", closing)
 		}
-	}
+		journal := storedTypes(t, w, d.ID())
+		if count(journal, "presented@ide") != 1 || count(journal, "presented@page") != 1 {
+			t.Fatalf("stored journal %v: want both presented events once", journal)
+		}
+	})
 }
 
 // A decision that stays open stores its presented events on their own once

@@ -1,5 +1,11 @@
 package postgres
 
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
+
 // SchemaVersion is the schema version this package migrates to.
 var SchemaVersion = len(migrations)
 
@@ -17,9 +23,11 @@ func QueuedWrites(s *Store) int {
 	return len(s.group.queue)
 }
 
-// RecordsQuery and SettledQuery are the reads of decisions by id;
-// RecordsQueryBefore is the read of records before decisionsByID.
-var (
-	RecordsQuery, SettledQuery = recordsQuery, settledQuery
-	RecordsQueryBefore         = `SELECT ` + recordColumns + `, ` + journalColumn + ` FROM decisions WHERE id = ANY($1)`
-)
+// RecordsQuery and SettledQuery are the reads of decisions by id.
+var RecordsQuery, SettledQuery = recordsQuery, settledQuery
+
+// ReadByIDs runs sql on conn as the store runs its reads by id
+// (readByIDs).
+func ReadByIDs(ctx context.Context, conn *pgx.Conn, sql string, ids []string) (pgx.Rows, error) {
+	return readByIDs(ctx, conn, sql, ids)
+}
