@@ -110,7 +110,7 @@ const recordsQuery = `SELECT ` + recordColumns + `, ` + journalColumn + ` FROM d
 // the planner saw it then: while the table was new and small, or last
 // analyzed small, that plan scanned the whole table and kept scanning it
 // as the table grew, until autovacuum's next ANALYZE (docs/performance.md,
-// "Reads by id").
+// "What changed on 2026-12-03").
 func readByIDs(ctx context.Context, q querier, sql string, ids []string) (pgx.Rows, error) {
 	return q.Query(ctx, sql, pgx.QueryExecModeExec, ids)
 }
