@@ -506,10 +506,19 @@ func (b *Broker) ToolCallUpdate(sessionID string, update json.RawMessage) {
 	b.argsChanged(sessionID, update)
 }
 
-// persist appends evs to d's stored journal; a failure is logged, since the
+// persist appends evs to d's stored journal, after the presented events d
+// kept for its next write (deferPresented); a failure is logged, since the
 // journal in memory stays complete and only the terminal claim decides.
 func (b *Broker) persist(d *Decision, evs ...store.Event) {
 	if b.store == nil {
+		return
+	}
+	d.mu.Lock()
+	if kept := d.takeUnwritten(); len(kept) > 0 {
+		evs = append(kept, evs...)
+	}
+	d.mu.Unlock()
+	if len(evs) == 0 {
 		return
 	}
 	if ea, ok := b.store.(store.EventsAppender); ok && len(evs) > 1 { // store/appendevents.go

@@ -142,7 +142,11 @@ func (b *Broker) finish(d *Decision, t transition, pending ...store.Event) {
 	evs = append(evs, d.addEvent(t.At, store.EventDelivered, "", deliveredDetail(d.res, d.result)))
 	d.deliveredStored = true
 	res := d.res
+	kept := d.takeUnwritten() // presented events kept for this write (present.go): stored first, in seq order
 	d.mu.Unlock()
+	if len(kept) > 0 {
+		pending = append(kept, pending...)
+	}
 	var item gate.PlanItem
 	recorded := false
 	if !d.snap.isQuestion() { // the gate's audit is for permissions

@@ -152,6 +152,11 @@ type Decision struct {
 	// deliveredStored: finish stored, with d's closing, the delivered
 	// event the next deliver would store (close.go).
 	deliveredStored bool
+	// unwritten holds presented events not stored yet, and unwrittenTimer
+	// stores them at the latest presentedWriteDelay after the first
+	// (present.go).
+	unwritten      []store.Event
+	unwrittenTimer *time.Timer
 }
 
 // hostState is what the broker knows about one host's copy of a decision.

@@ -16,17 +16,29 @@ import (
 	"github.com/acpmux/acpmux/confirm/store/sqlite"
 )
 
-// writeLog is a SQLite store that records which writes stored a
-// delivered event.
+// writeLog is a SQLite store that records its journal writes: which
+// stored a delivered event, and each write's events.
 type writeLog struct {
 	*sqlite.Store
 	mu        sync.Mutex
 	delivered []string // per write with a delivered event: "append" or "closing"
+	writes    []loggedWrite
+}
+
+// loggedWrite is one journal write of a writeLog.
+type loggedWrite struct {
+	kind   string   // "append" or "closing" (with the audit row)
+	events []string // "type@host" of each event, in order
 }
 
 func (w *writeLog) note(kind string, evs []store.Event) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	lw := loggedWrite{kind: kind}
+	for _, ev := range evs {
+		lw.events = append(lw.events, string(ev.Type)+"@"+ev.Host)
+	}
+	w.writes = append(w.writes, lw)
 	for _, ev := range evs {
 		if ev.Type == store.EventDelivered {
 			w.delivered = append(w.delivered, kind)

@@ -2,6 +2,8 @@ package confirm
 
 import (
 	"context"
+	"time"
+
 	"github.com/acpmux/acpmux/confirm/store"
 )
 
@@ -51,7 +53,13 @@ func (b *Broker) presentOne(d *Decision, h *hostState) {
 		evs = append(evs, d.addEvent(now, store.EventAbstained, id, "present failed: "+err.Error()))
 	} else {
 		h.presented = true
-		evs = append(evs, d.addEvent(now, store.EventPresented, id, ""))
+		ev := d.addEvent(now, store.EventPresented, id, "")
+		if !d.status.Closed() && b.store != nil {
+			b.deferPresented(d, ev)
+			d.mu.Unlock()
+			return
+		}
+		evs = append(evs, ev)
 		switch {
 		case d.status.Closed() && id != d.res.By && !h.withdrawn:
 			h.withdrawn, withdraw = true, true
@@ -71,6 +79,46 @@ func (b *Broker) presentOne(d *Decision, h *hostState) {
 	case won:
 		h.p.Won(d, res)
 	}
+}
+
+// presentedWriteDelay bounds how long a presented event waits to be
+// stored with the decision's next journal write (docs/decisions.md,
+// "Journal"): a decision answered within it (by a script, another bridge,
+// a policy) stores its presented events with its closing, one write
+// fewer; one that stays open stores them on their own once it passes.
+const presentedWriteDelay = time.Second
+
+// deferPresented keeps ev, a presented event of d (open), for d's next
+// journal write, and arms the write of what is kept for
+// presentedWriteDelay later. The caller holds d.mu. The timer's write
+// counts as in-flight work of Run; one that fires after Run stopped the
+// broker writes nothing, since Run closed d first and its closing took
+// the events (takeUnwritten).
+func (b *Broker) deferPresented(d *Decision, ev store.Event) {
+	d.unwritten = append(d.unwritten, ev)
+	if d.unwrittenTimer != nil {
+		return
+	}
+	d.unwrittenTimer = time.AfterFunc(presentedWriteDelay, func() {
+		if !b.enter() {
+			return
+		}
+		defer b.inflight.Done()
+		b.persist(d)
+	})
+}
+
+// takeUnwritten returns and clears the events d keeps for its next write
+// (deferPresented), for a write that stores them first. The caller holds
+// d.mu.
+func (d *Decision) takeUnwritten() []store.Event {
+	evs := d.unwritten
+	d.unwritten = nil
+	if d.unwrittenTimer != nil {
+		d.unwrittenTimer.Stop()
+		d.unwrittenTimer = nil
+	}
+	return evs
 }
 
 // checkEligible fails d closed when it is open, no claim is in flight, no

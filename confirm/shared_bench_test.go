@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -59,7 +60,8 @@ func BenchmarkSharedStore(b *testing.B) {
 	for _, kind := range []string{"sqlite", "postgres"} {
 		for _, n := range []int{1, 4, 16} {
 			b.Run(fmt.Sprintf("%s/bridges=%d", kind, n), func(b *testing.B) {
-				benchShared(b, kind, sharedWhere(b, kind), n, 0)
+				where, server := sharedWhere(b, kind)
+				benchShared(b, kind, where, server, n, 0)
 			})
 		}
 	}
@@ -86,24 +88,28 @@ func BenchmarkSharedStoreAtRate(b *testing.B) {
 			rate = 300 // about SQLite's most (BenchmarkSharedStore)
 		}
 		b.Run(fmt.Sprintf("%s/bridges=16/rate=%d", kind, rate), func(b *testing.B) {
-			benchShared(b, kind, sharedWhere(b, kind), 16, rate)
+			where, server := sharedWhere(b, kind)
+			benchShared(b, kind, where, server, 16, rate)
 		})
 	}
 }
 
 // sharedWhere returns a fresh store of kind: a SQLite file in b's
-// temporary directory, or a database of a throwaway PostgreSQL server.
-func sharedWhere(b *testing.B, kind string) string {
+// temporary directory, or a database of a throwaway PostgreSQL server
+// and that server.
+func sharedWhere(b *testing.B, kind string) (string, *pgtest.Server) {
 	if kind == "postgres" {
-		return pgtest.Start(b).Database(b)
+		s := pgtest.Start(b)
+		return s.Database(b), s
 	}
-	return filepath.Join(b.TempDir(), "state.db")
+	return filepath.Join(b.TempDir(), "state.db"), nil
 }
 
 // benchShared runs b.N decisions through n bridges sharing the store at
-// where: in a closed loop of 8 askers per bridge when rate is 0, else
-// opened at rate decisions per second over the bridges.
-func benchShared(b *testing.B, kind, where string, n, rate int) {
+// where (served by server, for PostgreSQL): in a closed loop of 8 askers
+// per bridge when rate is 0, else opened at rate decisions per second
+// over the bridges.
+func benchShared(b *testing.B, kind, where string, server *pgtest.Server, n, rate int) {
 	quiet := slog.New(slog.DiscardHandler)
 	ctx, cancel := context.WithCancel(context.Background())
 	var running sync.WaitGroup
@@ -154,6 +160,7 @@ func benchShared(b *testing.B, kind, where string, n, rate int) {
 		return true
 	}
 	b.ResetTimer()
+	cpu0 := sharedCPU(server)
 	start := time.Now()
 	var askers sync.WaitGroup
 	if rate == 0 {
@@ -178,6 +185,7 @@ func benchShared(b *testing.B, kind, where string, n, rate int) {
 	}
 	askers.Wait()
 	elapsed := time.Since(start)
+	cpu1 := sharedCPU(server)
 	b.StopTimer()
 	close(presented)
 	answerers.Wait()
@@ -189,6 +197,32 @@ func benchShared(b *testing.B, kind, where string, n, rate int) {
 	if rate > 0 {
 		b.ReportMetric(float64((elapsed-time.Duration(b.N)*(time.Second/time.Duration(rate))).Microseconds())/1000, "behind-ms")
 	}
+	b.ReportMetric(float64((cpu1.own-cpu0.own).Microseconds())/float64(b.N), "cpu-µs/decision")
+	if cpu0.ok && cpu1.ok {
+		b.ReportMetric(float64((cpu1.server-cpu0.server).Microseconds())/float64(b.N), "server-cpu-µs/decision")
+	}
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// cpuReading is the processor time used so far by this process (its
+// bridges, the inbox and their store clients) and by the PostgreSQL
+// server, if any.
+type cpuReading struct {
+	own, server time.Duration
+	ok          bool // server was read
+}
+
+// sharedCPU reads the processor time of this process and of server
+// (which may be nil).
+func sharedCPU(server *pgtest.Server) cpuReading {
+	var r cpuReading
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		r.own = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	if server != nil {
+		r.server, r.ok = server.CPU()
+	}
+	return r
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // tables are the Unicode properties whose characters can hide,
@@ -39,8 +40,8 @@ const brailleBlank = '\u2800'
 // PATTERN BLANK. The approval page's script escapes the same set with
 // Unicode property escapes (bridge/web/static/app.js, docs/security.md).
 func Rune(r rune) bool {
-	if r == ' ' {
-		return false
+	if r < utf8.RuneSelf { // ASCII: of these properties only the controls (Cc) and the white space among them
+		return r < ' ' || r == 0x7f
 	}
 	return r == brailleBlank || unicode.In(r, tables...)
 }

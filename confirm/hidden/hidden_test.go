@@ -123,6 +123,9 @@ func TestHiddenRuneCoversUnicodeProperties(t *testing.T) {
 		if want != "" && !got {
 			t.Errorf("U+%04X (%s) is not hidden", r, want)
 		}
+		if r < 0x80 && got != (want != "") { // Rune's ASCII shortcut, exactly the properties
+			t.Errorf("U+%04X: hidden %v, the properties say %q", r, got, want)
+		}
 		if !got {
 			continue
 		}

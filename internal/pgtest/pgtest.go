@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -207,4 +208,81 @@ func (s *Server) stop() {
 		s.cmd.Process.Kill()
 		<-done
 	}
+}
+
+// CPU returns the processor time the server has used so far: user and
+// system time of the postmaster, of its children that have exited, and of
+// its live children (the backends and background workers), read from
+// /proc. It is for benchmarks that report the server's cost per
+// operation: take the difference of two readings. It returns 0 and
+// false where /proc cannot be read (not Linux).
+func (s *Server) CPU() (time.Duration, bool) {
+	pid := s.cmd.Process.Pid
+	ticks, ok := procTicks(pid, true)
+	if !ok {
+		return 0, false
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue // exited meanwhile
+		}
+		f, ok := statFields(b)
+		if !ok || f[1] != strconv.Itoa(pid) { // f[1]: ppid
+			continue
+		}
+		if t, ok := fieldTicks(f, false); ok {
+			ticks += t
+		}
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, true
+}
+
+// clockTicks is the unit of /proc/PID/stat's times (sysconf(_SC_CLK_TCK),
+// 100 on every Linux port Go runs on).
+const clockTicks = 100
+
+// procTicks returns pid's user and system time in clock ticks, with its
+// reaped children's when children is set.
+func procTicks(pid int, children bool) (int64, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	f, ok := statFields(b)
+	if !ok {
+		return 0, false
+	}
+	return fieldTicks(f, children)
+}
+
+// statFields returns the fields of a /proc/PID/stat line after the
+// command name (which may hold spaces): f[0] is the state, f[1] the ppid,
+// f[11] and f[12] utime and stime, f[13] and f[14] cutime and cstime.
+func statFields(b []byte) ([]string, bool) {
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return nil, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	return f, len(f) > 14
+}
+
+// fieldTicks sums utime and stime, and cutime and cstime when children is
+// set.
+func fieldTicks(f []string, children bool) (int64, bool) {
+	idx := []int{11, 12}
+	if children {
+		idx = append(idx, 13, 14)
+	}
+	var sum int64
+	for _, i := range idx {
+		n, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		sum += n
+	}
+	return sum, true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -47,5 +48,47 @@ func TestStartRunsARealServer(t *testing.T) {
 	defer cb.Close(ctx)
 	if _, err := cb.Exec(ctx, "select * from x"); err == nil {
 		t.Fatal("a table of one database is visible in another")
+	}
+}
+
+// TestCPUCountsTheBackends: a query that keeps a backend busy shows in
+// the server's CPU reading, both while its connection is open and after it
+// closed (the postmaster reaped the backend).
+func TestCPUCountsTheBackends(t *testing.T) {
+	s := pgtest.Start(t)
+	ctx := context.Background()
+	before, ok := s.CPU()
+	if !ok {
+		t.Skip("no /proc to read")
+	}
+	conn, err := pgx.Connect(ctx, s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy := func() {
+		t.Helper()
+		var n int64
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM generate_series(1, 5000000)").Scan(&n); err != nil || n != 5000000 {
+			t.Fatalf("count %d: %v", n, err)
+		}
+	}
+	busy()
+	open, _ := s.CPU()
+	if open-before < 50*time.Millisecond {
+		t.Fatalf("a busy backend used %v of CPU by the reading, want at least 50ms", open-before)
+	}
+	busy()
+	conn.Close(ctx)
+	// The backend exits after the client left, and its time moves to the
+	// postmaster's children's once it is reaped: never lost meanwhile.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		closed, _ := s.CPU()
+		if closed >= open+50*time.Millisecond {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the backend exited the reading went from %v to %v: its time was lost", open, closed)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

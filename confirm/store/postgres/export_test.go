@@ -1,5 +1,11 @@
 package postgres
 
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
+
 // SchemaVersion is the schema version this package migrates to.
 var SchemaVersion = len(migrations)
 
@@ -15,4 +21,13 @@ func QueuedWrites(s *Store) int {
 	s.group.mu.Lock()
 	defer s.group.mu.Unlock()
 	return len(s.group.queue)
+}
+
+// RecordsQuery and SettledQuery are the reads of decisions by id.
+var RecordsQuery, SettledQuery = recordsQuery, settledQuery
+
+// ReadByIDs runs sql on conn as the store runs its reads by id
+// (readByIDs).
+func ReadByIDs(ctx context.Context, conn *pgx.Conn, sql string, ids []string) (pgx.Rows, error) {
+	return readByIDs(ctx, conn, sql, ids)
 }

@@ -3,7 +3,10 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/acpmux/acpmux/confirm/store"
 )
@@ -18,7 +21,7 @@ type getRead struct {
 
 // readGroup batches an instance's reads of single decisions: while one
 // read is in flight, later ones queue, and the next statement reads them
-// all (WHERE id = ANY), as an inbox answering for many bridges reads each
+// all (recordsQuery), as an inbox answering for many bridges reads each
 // decision it answers. A read queued after a write returned starts after
 // it, so it sees it.
 type readGroup struct {
@@ -30,6 +33,11 @@ type readGroup struct {
 // groupedGet is Get through the read group; it returns early with ctx's
 // error when ctx ends first.
 func (s *Store) groupedGet(ctx context.Context, id string) (store.Record, error) {
+	if strings.IndexByte(id, 0) >= 0 {
+		// No stored id holds a NUL (PostgreSQL's text cannot), and one
+		// in the batch's array would fail every read of the batch.
+		return store.Record{}, fmt.Errorf("%w: %q", store.ErrNotFound, id)
+	}
 	r := &getRead{id: id, done: make(chan struct{})}
 	g := &s.reads
 	g.mu.Lock()
@@ -90,9 +98,26 @@ func (s *Store) readBatch(ctx context.Context, batch []*getRead) {
 	}
 }
 
+// recordsQuery reads the decisions of the ids $1 with their journals.
+// It runs as an unnamed statement (readByIDs).
+const recordsQuery = `SELECT ` + recordColumns + `, ` + journalColumn + ` FROM decisions WHERE id = ANY($1)`
+
+// readByIDs runs sql, a read of the decisions whose ids are the array $1,
+// as an unnamed statement (pgx.QueryExecModeExec): planned at each run
+// for those ids and for the table as it is then. As a named prepared
+// statement (pgx's statement cache) it got, after five runs, one generic
+// plan for the connection's life, made for ten ids and for the table as
+// the planner saw it then: while the table was new and small, or last
+// analyzed small, that plan scanned the whole table and kept scanning it
+// as the table grew, until autovacuum's next ANALYZE (docs/performance.md,
+// "What changed on 2026-12-03").
+func readByIDs(ctx context.Context, q querier, sql string, ids []string) (pgx.Rows, error) {
+	return q.Query(ctx, sql, pgx.QueryExecModeExec, ids)
+}
+
 // records reads the decisions of ids with their journals, by id.
 func (s *Store) records(ctx context.Context, ids []string) (map[string]store.Record, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+recordColumns+`, `+journalColumn+` FROM decisions WHERE id = ANY($1)`, ids)
+	rows, err := readByIDs(ctx, s.pool, recordsQuery, ids)
 	if err != nil {
 		return nil, err
 	}

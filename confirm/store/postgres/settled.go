@@ -3,14 +3,22 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/acpmux/acpmux/confirm/store"
 )
 
+// settledQuery reads those of the decisions of the ids $1 that their
+// owner delivered or refused, or that closed otherwise. It runs as an
+// unnamed statement (readByIDs).
+const settledQuery = `SELECT ` + recordColumns + `, ` + journalColumn + ` FROM decisions
+	WHERE id = ANY($1) AND (delivered_at IS NOT NULL OR status NOT IN ('open', 'answered'))`
+
 // Settled implements [store.SettledReader]: one statement for all of ids.
 func (s *Store) Settled(ctx context.Context, ids []string) ([]store.Record, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+recordColumns+`, `+journalColumn+` FROM decisions
-		WHERE id = ANY($1) AND (delivered_at IS NOT NULL OR status NOT IN ('open', 'answered'))`, ids)
+	ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return strings.IndexByte(id, 0) >= 0 }) // as groupedGet
+	rows, err := readByIDs(ctx, s.pool, settledQuery, ids)
 	if err != nil {
 		return nil, fmt.Errorf("store settled: %w", err)
 	}
