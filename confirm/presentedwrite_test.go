@@ -125,3 +125,39 @@ func TestPresentedEventsAreStoredAtShutdown(t *testing.T) {
 		}
 	})
 }
+
+// A write of an open decision within the second (a host abstaining)
+// stores the presented events kept for it first, in seq order, and the
+// timer then has nothing left to store.
+func TestPresentedEventsRideTheNextWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := &writeLog{Store: memStore(t)}
+		b := newBroker(t, confirm.Options{Store: w})
+		ide, page := newHost("ide"), newHost("page")
+		r := req("s", "k")
+		r.Timeout = time.Minute
+		ch := ask(b, r, ide, page)
+		d := ide.wait(t)
+		page.wait(t)
+		synctest.Wait()
+		b.Abstain(d.ID(), "ide", "disconnected")
+		writes := w.all()
+		if len(writes) == 0 {
+			t.Fatal("no write")
+		}
+		last := writes[len(writes)-1]
+		if want := []string{"presented@ide", "presented@page", "abstained@ide"}; !slices.Equal(last.events, want) {
+			t.Fatalf("the abstention's write %v, want %v", last.events, want)
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		if n := len(w.all()); n != len(writes) {
+			t.Fatalf("writes after the second: %v, want none", w.all()[len(writes):])
+		}
+		if journal := storedTypes(t, w, d.ID()); count(journal, "presented@ide") != 1 || count(journal, "presented@page") != 1 {
+			t.Fatalf("stored journal %v", journal)
+		}
+		b.Abstain(d.ID(), "page", "disconnected") // no eligible host left: the decision closes
+		await(t, ch)
+	})
+}

@@ -50,9 +50,11 @@ const (
 )
 
 // Event is one entry of a decision's ordered journal. Seq starts at 1 and
-// has no gaps; Host is the host id for host events and empty for the
-// broker's own; Detail is a human-readable note (an optionId, a reason, a
-// validation error).
+// has no gaps in the bridge's journal; the stored journal may lack, for up
+// to a second, a presented event that waits for the decision's next write
+// while a later event is stored (docs/decisions.md, "Journal"). Host is
+// the host id for host events and empty for the broker's own; Detail is a
+// human-readable note (an optionId, a reason, a validation error).
 type Event struct {
 	Seq    int       `json:"seq"`
 	At     time.Time `json:"at"`

@@ -3,6 +3,7 @@ package pgtest_test
 import (
 	"context"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -80,7 +81,7 @@ func TestCPUCountsTheBackends(t *testing.T) {
 	busy()
 	conn.Close(ctx)
 	// The backend exits after the client left, and its time moves to the
-	// postmaster's children's once it is reaped: never lost meanwhile.
+	// postmaster's reaped children's once it is reaped.
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		closed, _ := s.CPU()
 		if closed >= open+50*time.Millisecond {
@@ -91,4 +92,46 @@ func TestCPUCountsTheBackends(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// TestCPUNeverGoesBack: while backends start and exit (a client opening
+// short connections one after the other), each reading is at least the
+// one before: a backend reaped during a reading is counted once, not lost.
+func TestCPUNeverGoesBack(t *testing.T) {
+	s := pgtest.Start(t)
+	ctx := context.Background()
+	if _, ok := s.CPU(); !ok {
+		t.Skip("no /proc to read")
+	}
+	stop := make(chan struct{})
+	var churn sync.WaitGroup
+	churn.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			conn, err := pgx.Connect(ctx, s.URL)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			conn.Exec(ctx, "SELECT count(*) FROM generate_series(1, 20000)")
+			conn.Close(ctx)
+		}
+	})
+	last, _ := s.CPU()
+	for range 50 {
+		now, ok := s.CPU()
+		if !ok {
+			t.Fatal("no reading")
+		}
+		if now < last {
+			t.Errorf("the reading went back from %v to %v", last, now)
+		}
+		last = now
+	}
+	close(stop)
+	churn.Wait()
 }

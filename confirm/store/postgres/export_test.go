@@ -31,3 +31,15 @@ var RecordsQuery, SettledQuery = recordsQuery, settledQuery
 func ReadByIDs(ctx context.Context, conn *pgx.Conn, sql string, ids []string) (pgx.Rows, error) {
 	return readByIDs(ctx, conn, sql, ids)
 }
+
+// RecordsOn and SettledOn are the store's batched Get and Settled, on
+// conn instead of the store's pool.
+func RecordsOn(ctx context.Context, conn *pgx.Conn, ids []string) error {
+	_, err := records(ctx, conn, ids)
+	return err
+}
+
+func SettledOn(ctx context.Context, conn *pgx.Conn, ids []string) error {
+	_, err := settled(ctx, conn, ids)
+	return err
+}

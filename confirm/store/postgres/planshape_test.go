@@ -96,19 +96,17 @@ func TestReadsByIDStayLookupsAsTheTableGrows(t *testing.T) {
 			if !strings.Contains(control, "Seq Scan on decisions") {
 				t.Fatalf("the control read does not scan the grown table, so this test shows nothing:\n%s", control)
 			}
-			for name, sql := range map[string]string{"records": postgres.RecordsQuery, "settled": postgres.SettledQuery} {
-				// The store's way leaves no named statement, with a plan of
-				// its own, on the connection: each run is planned anew
+			for name, read := range map[string]struct {
+				sql string
+				run func(context.Context, *pgx.Conn, []string) error
+			}{"records": {postgres.RecordsQuery, postgres.RecordsOn}, "settled": {postgres.SettledQuery, postgres.SettledOn}} {
+				// The store's reads leave no named statement, with a plan
+				// of its own, on the connection: each run is planned anew
 				// for its ids and the table as it is.
-				rows, err := postgres.ReadByIDs(ctx, conn, sql, batch)
-				if err != nil {
+				if err := read.run(ctx, conn, batch); err != nil {
 					t.Fatal(err)
 				}
-				for rows.Next() {
-				}
-				if rows.Close(); rows.Err() != nil {
-					t.Fatal(rows.Err())
-				}
+				sql := read.sql
 				var named int
 				if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_prepared_statements WHERE statement = $1 AND name <> 'control'`, sql).Scan(&named); err != nil || named != 0 {
 					t.Fatalf("%s left %d prepared statements on the connection (%v)", name, named, err)
@@ -121,9 +119,9 @@ func TestReadsByIDStayLookupsAsTheTableGrows(t *testing.T) {
 	}
 }
 
-// TestReadsByIDOddIDs: a read of an id holding a NUL (which no stored id
-// can hold) is not found, and fails no other read of its batch; the
-// settled read returns a decision named twice once.
+// TestReadsByIDOddIDs: a read of an id that no stored id can be (one
+// holding a NUL, or not valid UTF-8) is not found, and fails no other read
+// of its batch; the settled read returns a decision named twice once.
 func TestReadsByIDOddIDs(t *testing.T) {
 	s := open(t, pgtest.Start(t).Database(t))
 	ctx := context.Background()
@@ -144,20 +142,21 @@ func TestReadsByIDOddIDs(t *testing.T) {
 		var good error
 		evil := make([]error, 4)
 		for i := range evil {
-			wg.Go(func() { _, evil[i] = s.Get(ctx, "evil\x00") })
+			id := []string{"evil\x00", "bad\xff"}[i%2]
+			wg.Go(func() { _, evil[i] = s.Get(ctx, id) })
 		}
 		wg.Go(func() { _, good = s.Get(ctx, "d1") })
 		wg.Wait()
 		if good != nil {
-			t.Fatalf("Get(d1) batched with an id holding a NUL: %v", good)
+			t.Fatalf("Get(d1) batched with ids no stored id can be: %v", good)
 		}
 		for _, err := range evil {
 			if !errors.Is(err, store.ErrNotFound) {
-				t.Fatalf("Get of an id holding a NUL: %v, want ErrNotFound", err)
+				t.Fatalf("Get of an id no stored id can be: %v, want ErrNotFound", err)
 			}
 		}
 	}
-	got, err := s.Settled(ctx, []string{"d1", "d1", "evil\x00", "d2", "d1"})
+	got, err := s.Settled(ctx, []string{"d1", "d1", "evil\x00", "d2", "bad\xff", "d1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,6 +165,6 @@ func TestReadsByIDOddIDs(t *testing.T) {
 		ids = append(ids, r.ID)
 	}
 	if slices.Sort(ids); !slices.Equal(ids, []string{"d1", "d2"}) {
-		t.Fatalf("Settled of d1 three times, d2 and an id holding a NUL: %v, want d1 and d2 once each", ids)
+		t.Fatalf("Settled of d1 three times, d2 and two ids no stored id can be: %v, want d1 and d2 once each", ids)
 	}
 }

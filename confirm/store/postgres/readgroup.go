@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -33,9 +34,9 @@ type readGroup struct {
 // groupedGet is Get through the read group; it returns early with ctx's
 // error when ctx ends first.
 func (s *Store) groupedGet(ctx context.Context, id string) (store.Record, error) {
-	if strings.IndexByte(id, 0) >= 0 {
-		// No stored id holds a NUL (PostgreSQL's text cannot), and one
-		// in the batch's array would fail every read of the batch.
+	if !storableID(id) {
+		// No stored id is one, and one in the batch's array would fail
+		// every read of the batch.
 		return store.Record{}, fmt.Errorf("%w: %q", store.ErrNotFound, id)
 	}
 	r := &getRead{id: id, done: make(chan struct{})}
@@ -98,6 +99,14 @@ func (s *Store) readBatch(ctx context.Context, batch []*getRead) {
 	}
 }
 
+// storableID reports whether PostgreSQL's text can hold id: valid UTF-8
+// (the database's encoding, UTF8) without a NUL. A read naming another
+// id finds nothing, and in an array parameter it fails the statement
+// (SQLSTATE 22021).
+func storableID(id string) bool {
+	return utf8.ValidString(id) && strings.IndexByte(id, 0) < 0
+}
+
 // recordsQuery reads the decisions of the ids $1 with their journals.
 // It runs as an unnamed statement (readByIDs).
 const recordsQuery = `SELECT ` + recordColumns + `, ` + journalColumn + ` FROM decisions WHERE id = ANY($1)`
@@ -117,7 +126,12 @@ func readByIDs(ctx context.Context, q querier, sql string, ids []string) (pgx.Ro
 
 // records reads the decisions of ids with their journals, by id.
 func (s *Store) records(ctx context.Context, ids []string) (map[string]store.Record, error) {
-	rows, err := readByIDs(ctx, s.pool, recordsQuery, ids)
+	return records(ctx, s.pool, ids)
+}
+
+// records reads the decisions of ids with their journals on q, by id.
+func records(ctx context.Context, q querier, ids []string) (map[string]store.Record, error) {
+	rows, err := readByIDs(ctx, q, recordsQuery, ids)
 	if err != nil {
 		return nil, err
 	}

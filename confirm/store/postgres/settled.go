@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/acpmux/acpmux/confirm/store"
 )
@@ -17,8 +16,13 @@ const settledQuery = `SELECT ` + recordColumns + `, ` + journalColumn + ` FROM d
 
 // Settled implements [store.SettledReader]: one statement for all of ids.
 func (s *Store) Settled(ctx context.Context, ids []string) ([]store.Record, error) {
-	ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return strings.IndexByte(id, 0) >= 0 }) // as groupedGet
-	rows, err := readByIDs(ctx, s.pool, settledQuery, ids)
+	return settled(ctx, s.pool, ids)
+}
+
+// settled is Settled on q.
+func settled(ctx context.Context, q querier, ids []string) ([]store.Record, error) {
+	ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return !storableID(id) }) // as groupedGet
+	rows, err := readByIDs(ctx, q, settledQuery, ids)
 	if err != nil {
 		return nil, fmt.Errorf("store settled: %w", err)
 	}
