@@ -86,7 +86,7 @@ func (s *Store) readBatch(ctx context.Context, batch []*getRead) {
 	for _, r := range batch {
 		ids = append(ids, r.id)
 	}
-	recs, err := s.records(ctx, ids)
+	recs, err := records(ctx, s.pool, ids)
 	for _, r := range batch {
 		switch rec, ok := recs[r.id]; {
 		case err != nil:
@@ -122,11 +122,6 @@ const recordsQuery = `SELECT ` + recordColumns + `, ` + journalColumn + ` FROM d
 // "What changed on 2026-12-03").
 func readByIDs(ctx context.Context, q querier, sql string, ids []string) (pgx.Rows, error) {
 	return q.Query(ctx, sql, pgx.QueryExecModeExec, ids)
-}
-
-// records reads the decisions of ids with their journals, by id.
-func (s *Store) records(ctx context.Context, ids []string) (map[string]store.Record, error) {
-	return records(ctx, s.pool, ids)
 }
 
 // records reads the decisions of ids with their journals on q, by id.

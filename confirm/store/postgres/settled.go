@@ -21,7 +21,9 @@ func (s *Store) Settled(ctx context.Context, ids []string) ([]store.Record, erro
 
 // settled is Settled on q.
 func settled(ctx context.Context, q querier, ids []string) ([]store.Record, error) {
-	ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return !storableID(id) }) // as groupedGet
+	if unstorable := func(id string) bool { return !storableID(id) }; slices.ContainsFunc(ids, unstorable) { // as groupedGet
+		ids = slices.DeleteFunc(slices.Clone(ids), unstorable)
+	}
 	rows, err := readByIDs(ctx, q, settledQuery, ids)
 	if err != nil {
 		return nil, fmt.Errorf("store settled: %w", err)
