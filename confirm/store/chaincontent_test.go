@@ -2,7 +2,9 @@ package store_test
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/acpmux/acpmux/confirm/store"
 )
@@ -38,4 +40,42 @@ func FuzzChainContentIsTheJSONArray(f *testing.F) {
 			t.Fatalf("ChainContent %q, want json.Marshal's %q", got, want)
 		}
 	})
+}
+
+// TestChainContentEscapesAsJSONDoes: the string encoding matches
+// json.Marshal's for every rune, every string of one or two bytes (each
+// control byte, HTML character and lone or cut UTF-8 byte, alone and next
+// to another), every rune between two ASCII letters, and 100,000 random
+// strings of up to 12 bytes biased to the bytes JSON escapes.
+func TestChainContentEscapesAsJSONDoes(t *testing.T) {
+	check := func(s string) {
+		t.Helper()
+		want, _ := json.Marshal([]any{store.ChainVotes, s})
+		if got := store.ChainContent(store.ChainVotes, s); string(got) != string(want) {
+			t.Fatalf("ChainContent of %q: %q, want json.Marshal's %q", s, got, want)
+		}
+	}
+	for r := rune(0); r <= utf8.MaxRune; r++ {
+		check(string(r))
+		if r < 0x3000 || r%97 == 0 {
+			check("a" + string(r) + "b")
+		}
+	}
+	for i := range 1 << 16 {
+		check(string([]byte{byte(i)}))
+		check(string([]byte{byte(i >> 8), byte(i)}))
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte("a\"\\<>&\x00\x1f\x7f\x80\xbf\xc2\xe2\x80\xa8\xed\xf0\xff\t\n")
+	for range 100_000 {
+		b := make([]byte, rng.IntN(13))
+		for i := range b {
+			if rng.IntN(2) == 0 {
+				b[i] = alphabet[rng.IntN(len(alphabet))]
+			} else {
+				b[i] = byte(rng.IntN(256))
+			}
+		}
+		check(string(b))
+	}
 }
