@@ -21,6 +21,13 @@ type beatLog struct {
 	beats []time.Time
 }
 
+// LoseOwners takes 300ms before the sweep, as a store waiting for a lock
+// would.
+func (l *beatLog) LoseOwners(ctx context.Context, cutoff, at time.Time, audit func(store.Record) (store.PlanItem, bool)) ([]string, error) {
+	time.Sleep(300 * time.Millisecond)
+	return l.Store.LoseOwners(ctx, cutoff, at, audit)
+}
+
 func (l *beatLog) Heartbeat(ctx context.Context, id string, at time.Time) error {
 	l.mu.Lock()
 	l.beats = append(l.beats, at)
@@ -30,9 +37,10 @@ func (l *beatLog) Heartbeat(ctx context.Context, id string, at time.Time) error 
 
 // TestHeartbeatsOfBridgesStartedTogetherDriftApart: two bridges started
 // in the same instant with the same heartbeat period never wait longer
-// than the period between beats (the lease's bound), nor less than 4/5
-// of it, and do not beat in the same instants: at a fixed period their
-// sweeps of the store would all come at once.
+// than the period between beats (the lease's bound), even when each beat
+// takes 300ms (its sweep waiting for the store), nor less than 4/5 of it,
+// and do not beat in the same instants: at a fixed period their sweeps of
+// the store would all come at once.
 func TestHeartbeatsOfBridgesStartedTogetherDriftApart(t *testing.T) {
 	dir := t.TempDir()
 	synctest.Test(t, func(t *testing.T) {

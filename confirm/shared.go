@@ -212,16 +212,21 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 			wg.Wait()
 			return nil
 		case <-t.C:
+			began := time.Now()
 			b.beat(ctx, sh, opts)
 			w.add(b, "", nil) // a missed notification is settled within a heartbeat
-			t.Reset(beatWait(opts.Heartbeat))
+			// The next beat comes beatWait after this one began, not after
+			// it ended: a slow beat (a store that waits for a lock) does
+			// not stretch the period, as with a ticker.
+			t.Reset(max(0, beatWait(opts.Heartbeat)-time.Since(began)))
 		}
 	}
 }
 
-// beatWait returns how long a shared broker waits for its next heartbeat:
-// a random duration from 4/5 of period to period. Never longer than
-// period, so that the lease's bound holds as documented; random, so that
+// beatWait returns how long after a heartbeat began a shared broker
+// begins the next: a random duration from 4/5 of period to period. Never
+// longer than period (unless a beat itself takes longer), so that the
+// lease's bound holds as documented; random, so that
 // bridges started together (and the inbox) drift apart instead of all
 // writing and sweeping the store in the same millisecond of every period.
 func beatWait(period time.Duration) time.Duration {

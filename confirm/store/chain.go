@@ -65,9 +65,11 @@ func ChainContent(table string, fields ...any) []byte {
 // control characters \b, \f, \n, \r and \t by their short escapes and the
 // other bytes below 0x20 and <, > and & as \u00XX (lowercase hex), each
 // byte that is not part of valid UTF-8 as \ufffd, U+2028 and U+2029 as
-// \u2028 and \u2029, and everything else as it is. TestChainContent* check
-// it against json.Marshal byte for byte: rows chained by either must hash
-// the same.
+// \u2028 and \u2029, and everything else as it is: the form rows were
+// chained in since the chain began, which TestChainContentPinsTheEscapes
+// writes out, and the other TestChainContent* check against json.Marshal
+// byte for byte (encoding/json without GOEXPERIMENT=jsonv2, which writes
+// invalid UTF-8 as the raw replacement character instead).
 func appendJSONString(b []byte, s string) []byte {
 	const hexDigits = "0123456789abcdef"
 	b = append(b, '"')

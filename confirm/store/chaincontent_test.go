@@ -79,3 +79,26 @@ func TestChainContentEscapesAsJSONDoes(t *testing.T) {
 		check(string(b))
 	}
 }
+
+// TestChainContentPinsTheEscapes: the escapes of the canonical content,
+// written out, as rows were chained since the chain began (encoding/json's
+// output without GOEXPERIMENT=jsonv2, which writes invalid UTF-8 as the
+// raw replacement character instead): a change of encoding/json must not
+// change what rows hash to.
+func TestChainContentPinsTheEscapes(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain ~":                `"plain ~"`,
+		"<a href=\"x\">&":        `"\u003ca href=\"x\"\u003e\u0026"`,
+		"back\\slash":            `"back\\slash"`,
+		"\b\f\n\r\t":             `"\b\f\n\r\t"`,
+		"\x00\x01\x1f":           `"\u0000\u0001\u001f"`,
+		"\x7f":                   "\"\x7f\"",
+		"\x80 \xff \xed\xa0\x80": `"\ufffd \ufffd \ufffd\ufffd\ufffd"`,
+		"\u2028\u2029":           `"\u2028\u2029"`,
+		"é 日本 😀 \ufffd":          "\"é 日本 😀 \ufffd\"",
+	} {
+		if got := store.ChainContent(store.ChainVotes, in); string(got) != `["votes",`+want+`]` {
+			t.Errorf("ChainContent of %q: %s, want [\"votes\",%s]", in, got, want)
+		}
+	}
+}
