@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"sync"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/acpmux/acpmux/confirm/policy"
 	"github.com/acpmux/acpmux/confirm/store"
+	"github.com/acpmux/acpmux/internal/warm"
 )
 
 // BridgeRef names a bridge of a shared store on a view: the "bridge"
@@ -46,7 +48,8 @@ type SharedOptions struct {
 	// Options.BridgeID. An empty ID (acpmux inbox) registers nothing.
 	Bridge store.Bridge
 	// Heartbeat is how often the bridge heartbeats and sweeps for lost
-	// owners; 0 means 2s.
+	// owners: each wait is a random duration from 4/5 of it to it (so that
+	// bridges started together do not all beat at once); 0 means 2s.
 	Heartbeat time.Duration
 	// Lease is how long after its last heartbeat a bridge's open decisions
 	// are marked owner_lost; 0 means 10s.
@@ -156,6 +159,10 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 	}
 	w := newWakeups()
 	var wg sync.WaitGroup
+	// Settles run on goroutines kept for a second after each (their
+	// stacks, grown by the closing's encoding, stay grown under load).
+	settlers := warm.New(time.Second)
+	defer settlers.Close()
 	_, reads := sh.(store.SettledReader)
 	watch := b.opts.BridgeID != "" || !reads // the inbox owns no decisions: it reads its claims' outcomes (settlepoll.go)
 	wg.Go(func() {
@@ -186,14 +193,18 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 			// second settle of the same decision finds it claiming or
 			// closed and returns.
 			for _, id := range ids {
-				wg.Go(func() { b.settleOne(ctx, sh, id, claimed[id]) })
+				wg.Add(1)
+				settlers.Go(func() {
+					defer wg.Done()
+					b.settleOne(ctx, sh, id, claimed[id])
+				})
 			}
 			if all { // a note wakes the watch with "" (store.Shared.Watch)
 				b.journalNotes(ctx) // notes.go: after settling, which the agent waits for
 			}
 		}
 	})
-	t := time.NewTicker(opts.Heartbeat)
+	t := time.NewTimer(beatWait(opts.Heartbeat))
 	defer t.Stop()
 	for {
 		select {
@@ -201,10 +212,25 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 			wg.Wait()
 			return nil
 		case <-t.C:
+			began := time.Now()
 			b.beat(ctx, sh, opts)
 			w.add(b, "", nil) // a missed notification is settled within a heartbeat
+			// The next beat comes beatWait after this one began, not after
+			// it ended: a slow beat (a store that waits for a lock) does
+			// not stretch the period, as with a ticker.
+			t.Reset(max(0, beatWait(opts.Heartbeat)-time.Since(began)))
 		}
 	}
+}
+
+// beatWait returns how long after a heartbeat began a shared broker
+// begins the next: a random duration from 4/5 of period to period. Never
+// longer than period (unless a beat itself takes longer), so that the
+// lease's bound holds as documented; random, so that
+// bridges started together (and the inbox) drift apart instead of all
+// writing and sweeping the store in the same millisecond of every period.
+func beatWait(period time.Duration) time.Duration {
+	return period - rand.N(period/5+1)
 }
 
 // beat heartbeats (when registered) and closes the decisions of bridges

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 )
 
 // The tables whose rows are hash-chained (docs/security.md, "Tamper-evident
@@ -59,19 +60,64 @@ func ChainContent(table string, fields ...any) []byte {
 	return append(b, ']')
 }
 
-// appendJSONString appends s as json.Marshal encodes it: as it is between
-// quotes when it is printable ASCII that json.Marshal does not escape (no
-// quote, backslash or HTML character <, > or &), else json.Marshal's own
-// encoding.
+// appendJSONString appends s as json.Marshal encodes it (with its HTML
+// escaping): between quotes, with `"` and `\` escaped by a backslash, the
+// control characters \b, \f, \n, \r and \t by their short escapes and the
+// other bytes below 0x20 and <, > and & as \u00XX (lowercase hex), each
+// byte that is not part of valid UTF-8 as \ufffd, U+2028 and U+2029 as
+// \u2028 and \u2029, and everything else as it is: the form rows were
+// chained in since the chain began, which TestChainContentPinsTheEscapes
+// writes out, and the other TestChainContent* check against json.Marshal
+// byte for byte (encoding/json without GOEXPERIMENT=jsonv2, which writes
+// invalid UTF-8 as the raw replacement character instead).
 func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			e, _ := json.Marshal(s) // a string always encodes
-			return append(b, e...)
-		}
-	}
+	const hexDigits = "0123456789abcdef"
 	b = append(b, '"')
-	b = append(b, s...)
+	start := 0 // s[start:i] is still to be copied as it is
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
 	return append(b, '"')
 }
 

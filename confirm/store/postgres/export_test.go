@@ -43,3 +43,6 @@ func SettledOn(ctx context.Context, conn *pgx.Conn, ids []string) error {
 	_, err := settled(ctx, conn, ids)
 	return err
 }
+
+// The heartbeat's reads (unsettled.go).
+var UnsettledQuery, LoseOwnersQuery = unsettledQuery, loseOwnersQuery

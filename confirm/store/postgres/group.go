@@ -90,7 +90,8 @@ func (s *Store) grouped(ctx context.Context, id string, b *pgx.Batch, chain *cha
 	g.running = true
 	g.mu.Unlock()
 	if lead {
-		go s.runGroups(context.WithoutCancel(ctx))
+		ctx := context.WithoutCancel(ctx)
+		s.warm.Go(func() { s.runGroups(ctx) })
 	}
 	<-w.done
 	return w.tags, w.err
@@ -219,7 +220,7 @@ func (s *Store) rerunAlone(ctx context.Context, group []*groupWrite) {
 	}
 	g.mu.Unlock()
 	for _, w := range group {
-		go func() {
+		s.warm.Go(func() {
 			w.tags, w.err = s.runAlone(ctx, w)
 			close(w.done)
 			g.mu.Lock()
@@ -232,7 +233,7 @@ func (s *Store) rerunAlone(ctx context.Context, group []*groupWrite) {
 			if lead {
 				s.runGroups(ctx)
 			}
-		}()
+		})
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/acpmux/acpmux/confirm/store"
 	"github.com/acpmux/acpmux/confirm/store/internal/owner"
+	"github.com/acpmux/acpmux/internal/warm"
 )
 
 // Store is the [store.Store] on a PostgreSQL database, through a pgx
@@ -30,6 +31,10 @@ type Store struct {
 	group     grouper   // the group commit of decisions' writes (group.go)
 	reads     readGroup // the batched reads of single decisions (readgroup.go)
 	lane      laneState // this instance's chain lane (lanes.go)
+	// warm runs the leads of the group commit and of the read group and
+	// the lone reruns, on goroutines kept for a second after each: their
+	// stacks, grown by the driver's encoding, stay grown under load.
+	warm *warm.Pool
 }
 
 // IsURL reports whether state names a PostgreSQL database: a URL with
@@ -57,8 +62,9 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %s", where, scrub(err.Error(), rawURL))
 	}
-	s := &Store{pool: pool, where: where, owner: owner.New()}
+	s := &Store{pool: pool, where: where, owner: owner.New(), warm: warm.New(time.Second)}
 	if err := s.start(ctx); err != nil {
+		s.warm.Close()
 		pool.Close()
 		return nil, fmt.Errorf("open store %s: %w", where, err)
 	}
@@ -129,6 +135,7 @@ func (s *Store) Durable() bool { return true }
 func (s *Store) Close() error {
 	owner.Remove(s.owner)
 	s.pool.Close()
+	s.warm.Close()
 	return nil
 }
 

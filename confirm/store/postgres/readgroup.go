@@ -47,7 +47,8 @@ func (s *Store) groupedGet(ctx context.Context, id string) (store.Record, error)
 	g.running = true
 	g.mu.Unlock()
 	if lead {
-		go s.runReads(context.WithoutCancel(ctx))
+		ctx := context.WithoutCancel(ctx)
+		s.warm.Go(func() { s.runReads(ctx) })
 	}
 	select {
 	case <-r.done:

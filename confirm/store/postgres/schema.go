@@ -94,6 +94,7 @@ var migrations = []string{
 	migrationRuleKeys,      // rulekeys.go
 	migrationFeedBridge,    // feedbridge.go
 	migrationAnswerScope,   // answerscope.go
+	migrationUnsettled,     // unsettled.go
 }
 
 // migrationLock is the key of the transaction-level advisory lock that

@@ -57,8 +57,7 @@ func (s *Store) ListOf(ctx context.Context, bridgeID, sessionID string, limit in
 
 // Unsettled implements [store.Shared].
 func (s *Store) Unsettled(ctx context.Context, bridgeID string) ([]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id FROM decisions
-		WHERE bridge_id = $1 AND status <> 'open' AND delivered_at IS NULL`, bridgeID)
+	rows, err := s.pool.Query(ctx, unsettledQuery, bridgeID) // unsettled.go
 	if err != nil {
 		return nil, fmt.Errorf("store unsettled: %w", err)
 	}
@@ -106,11 +105,7 @@ func (s *Store) LoseOwners(ctx context.Context, cutoff, at time.Time, audit func
 	// never took (claimed before the cutoff too, not delivered): the agent
 	// that asked is gone, so the claim is void and never reads as an
 	// approval.
-	rows, err := tx.Query(ctx, `UPDATE decisions d SET status = 'cancelled', reason = $1, closed_at = $2,
-			answer_option = NULL, answer_text = NULL, answer_scope = ''
-		FROM bridges b WHERE b.id = d.bridge_id AND d.bridge_id <> '' AND b.heartbeat < $3 AND (d.status = 'open'
-			OR (d.status = 'answered' AND d.delivered_at IS NULL AND d.closed_at < $3))
-		RETURNING d.id`, store.ReasonOwnerLost, nanos(at), nanos(cutoff))
+	rows, err := tx.Query(ctx, loseOwnersQuery, store.ReasonOwnerLost, nanos(at), nanos(cutoff)) // unsettled.go
 	if err != nil {
 		return nil, fmt.Errorf("store lose owners: %w", err)
 	}

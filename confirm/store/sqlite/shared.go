@@ -82,8 +82,7 @@ func (s *Store) ListOf(ctx context.Context, bridgeID, sessionID string, limit in
 func (s *Store) Unsettled(ctx context.Context, bridgeID string) ([]string, error) {
 	var ids []string
 	err := s.read(func(q querier) error {
-		rows, err := q.QueryContext(ctx, `SELECT id FROM decisions
-			WHERE bridge_id = ? AND status <> 'open' AND delivered_at IS NULL`, bridgeID)
+		rows, err := q.QueryContext(ctx, unsettledQuery, bridgeID) // unsettled.go
 		if err != nil {
 			return err
 		}
@@ -139,9 +138,7 @@ func (s *Store) LoseOwners(ctx context.Context, cutoff, at time.Time, audit func
 	// never took (claimed before the cutoff too, not delivered): the agent
 	// that asked is gone, so the claim is void and never reads as an
 	// approval.
-	rows, err := tx.QueryContext(ctx, `SELECT d.id FROM decisions d JOIN bridges b ON b.id = d.bridge_id
-		WHERE d.bridge_id <> '' AND b.heartbeat < ?1 AND (d.status = 'open'
-			OR (d.status = 'answered' AND d.delivered_at IS NULL AND d.closed_at < ?1))`, nanos(cutoff))
+	rows, err := tx.QueryContext(ctx, loseOwnersQuery, nanos(cutoff)) // unsettled.go
 	if err != nil {
 		return nil, fmt.Errorf("store lose owners: %w", err)
 	}

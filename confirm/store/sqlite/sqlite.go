@@ -187,6 +187,7 @@ var migrations = []string{
 	migrationLanes,       // lanes.go
 	migrationFeedBridge,  // feedbridge.go
 	migrationAnswerScope, // answerscope.go
+	migrationUnsettled,   // unsettled.go
 }
 
 func (s *Store) migrate() error {

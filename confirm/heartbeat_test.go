@@ -1,0 +1,98 @@
+package confirm_test
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/acpmux/acpmux/confirm"
+	"github.com/acpmux/acpmux/confirm/store"
+	"github.com/acpmux/acpmux/confirm/store/sqlite"
+)
+
+// beatLog is a bridge's own store that records the times of its
+// heartbeats.
+type beatLog struct {
+	*sqlite.Store
+	mu    sync.Mutex
+	beats []time.Time
+}
+
+// LoseOwners takes 300ms before the sweep, as a store waiting for a lock
+// would.
+func (l *beatLog) LoseOwners(ctx context.Context, cutoff, at time.Time, audit func(store.Record) (store.PlanItem, bool)) ([]string, error) {
+	time.Sleep(300 * time.Millisecond)
+	return l.Store.LoseOwners(ctx, cutoff, at, audit)
+}
+
+func (l *beatLog) Heartbeat(ctx context.Context, id string, at time.Time) error {
+	l.mu.Lock()
+	l.beats = append(l.beats, at)
+	l.mu.Unlock()
+	return l.Store.Heartbeat(ctx, id, at)
+}
+
+// TestHeartbeatsOfBridgesStartedTogetherDriftApart: two bridges started
+// in the same instant with the same heartbeat period never wait longer
+// than the period between beats (the lease's bound), even when each beat
+// takes 300ms (its sweep waiting for the store), nor less than 4/5 of it,
+// and do not beat in the same instants: at a fixed period their sweeps of
+// the store would all come at once.
+func TestHeartbeatsOfBridgesStartedTogetherDriftApart(t *testing.T) {
+	dir := t.TempDir()
+	synctest.Test(t, func(t *testing.T) {
+		const period = time.Second
+		ctx, cancel := context.WithCancel(context.Background())
+		var logs []*beatLog
+		var running sync.WaitGroup
+		for _, id := range []string{"A", "B"} {
+			// A store each: the beats' timing is the broker's, and two
+			// stores on one file would wait for each other's file lock in
+			// real time, which the bubble's clock cannot advance.
+			s, err := sqlite.Open(filepath.Join(dir, id+".db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			l := &beatLog{Store: s}
+			logs = append(logs, l)
+			b := newBroker(t, confirm.Options{Store: l, BridgeID: id})
+			running.Go(func() {
+				if err := b.RunShared(ctx, confirm.SharedOptions{Heartbeat: period,
+					Bridge: store.Bridge{ID: id, Started: time.Now(), Heartbeat: time.Now()}}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		start := time.Now()
+		time.Sleep(30*period + period/2)
+		cancel()
+		running.Wait()
+		same := 0
+		for i, l := range logs {
+			if len(l.beats) < 30 {
+				t.Fatalf("bridge %d beat %d times in 30 periods, want at least 30", i, len(l.beats))
+			}
+			last := start
+			for _, at := range l.beats {
+				if wait := at.Sub(last); wait > period || wait < period*4/5 {
+					t.Fatalf("bridge %d waited %v between beats, want from %v to %v", i, wait, period*4/5, period)
+				}
+				last = at
+			}
+		}
+		for _, a := range logs[0].beats {
+			for _, b := range logs[1].beats {
+				if a.Equal(b) {
+					same++
+				}
+			}
+		}
+		if same > len(logs[0].beats)/4 {
+			t.Fatalf("%d of %d beats of two bridges came in the same instant", same, len(logs[0].beats))
+		}
+	})
+}

@@ -1,0 +1,26 @@
+package postgres
+
+// migrationUnsettled indexes the decisions closed and not yet delivered,
+// by bridge: the rows a bridge's heartbeat reads (Unsettled: the answers
+// other processes claimed that it has not handed over) and the lost-owner
+// sweep takes (LoseOwners: its claimed-and-undelivered half). Without it
+// both read every decision the bridge, or every bridge, ever closed: the
+// sweep ran at every heartbeat of every process over the whole table as
+// soon as one bridge in the registry had stopped heartbeating, which every
+// bridge that ever exited has. A delivered or still open decision is not
+// in it, so it holds about the answers in flight.
+const migrationUnsettled = `CREATE INDEX decisions_unsettled ON decisions (bridge_id) WHERE status <> 'open' AND delivered_at IS NULL`
+
+// unsettledQuery is Unsettled's read; its condition is the index's.
+const unsettledQuery = `SELECT id FROM decisions WHERE bridge_id = $1 AND status <> 'open' AND delivered_at IS NULL`
+
+// loseOwnersQuery is LoseOwners' sweep: $1 the reason, $2 the time it
+// closes them at, $3 the cutoff (nanoseconds). The claimed half names the
+// condition of decisions_unsettled word for word (status <> 'open'), so
+// that the planner reads both halves from their partial indexes
+// (decisions_open and decisions_unsettled) however large the table.
+const loseOwnersQuery = `UPDATE decisions d SET status = 'cancelled', reason = $1, closed_at = $2,
+		answer_option = NULL, answer_text = NULL, answer_scope = ''
+	FROM bridges b WHERE b.id = d.bridge_id AND d.bridge_id <> '' AND b.heartbeat < $3 AND (d.status = 'open'
+		OR (d.status <> 'open' AND d.delivered_at IS NULL AND d.status = 'answered' AND d.closed_at < $3))
+	RETURNING d.id`
