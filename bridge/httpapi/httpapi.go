@@ -244,7 +244,9 @@ func (s *server) answer(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_body", err.Error())
 		return
 	}
-	if acp.Member(data, "action").Present() {
+	// acp.Member reads valid JSON only; a body that is not goes to
+	// decodeAnswer, which refuses it as invalid_body.
+	if json.Valid(data) && acp.Member(data, "action").Present() {
 		s.answerQuestion(w, r, data)
 		return
 	}

@@ -83,3 +83,23 @@ func TestRefusedAnswerBodyIsOneSentence(t *testing.T) {
 		}
 	}
 }
+
+// TestCutBodiesAreRefused: every strict prefix of an answer's body (a
+// permission's and a question's), as a client that died mid-write sends
+// it, gets 400 invalid_body, never a dropped connection.
+func TestCutBodiesAreRefused(t *testing.T) {
+	b := newBroker(t)
+	base := server(t, b)
+	ide := &slowIDE{presented: make(chan string, 4)}
+	open(b, "e1/n1", ide, httpapi.Presenter{})
+	perm := base + "/v1/sessions/sess_1/decisions/" + <-ide.presented
+	t.Cleanup(func() { b.AgentExited() })
+	for _, body := range []string{`{"optionId":"allow-once","scope":"ONCE"}`, `{"action":"accept","content":{"count":1,"tags":["a"]}}`} {
+		for n := 1; n < len(body); n++ {
+			code, m := call(t, "POST", perm, body[:n])
+			if e, _ := m["error"].(map[string]any); code != 400 || e["code"] != "invalid_body" {
+				t.Errorf("POST %s: %d %v, want 400 invalid_body", body[:n], code, m)
+			}
+		}
+	}
+}

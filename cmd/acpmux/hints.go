@@ -13,7 +13,7 @@ import (
 // URL was tried and where the right one is found. err is what the HTTP
 // client returned.
 func unreachable(base string, err error) error {
-	where := "acpmux run --listen and acpmux inbox log it (\"decisions API listening ... url=\") and print the approvals page link, which --url also takes"
+	where := "acpmux run --listen and acpmux inbox log it (\"decisions API listening ... url=\", \"inbox listening ... url=\") and print the approvals page link, which --url also takes"
 	if errors.Is(err, syscall.ECONNREFUSED) {
 		return fmt.Errorf("no acpmux is listening at %s; %s", base, where)
 	}
