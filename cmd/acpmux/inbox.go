@@ -114,15 +114,7 @@ func runInbox(ctx context.Context, f *inboxFlags, stderr io.Writer, log *slog.Lo
 			return fmt.Errorf("--state %s: %w: pass the --state your bridges use", where, err)
 		}
 	}
-	if errors.Is(err, errNoStore) || errors.Is(err, errNotAStore) {
-		// Not refused: the inbox may start before the first bridge. But a
-		// mistyped --state would show an empty inbox and say nothing: name
-		// the file in full.
-		if abs, err := filepath.Abs(where); err == nil && !postgres.IsURL(where) {
-			where = abs
-		}
-		log.Warn("no bridge has used this store yet: the inbox creates it, and shows decisions once bridges run with the same --state", "state", redactState(where))
-	}
+	fresh := errors.Is(err, errNoStore) || errors.Is(err, errNotAStore)
 	st, err := openStateOr(f.state, "") // state.go: no --state :memory: advice, which the inbox refuses
 	if err != nil {
 		return err
@@ -130,6 +122,16 @@ func runInbox(ctx context.Context, f *inboxFlags, stderr io.Writer, log *slog.Lo
 	defer st.Close()
 	if _, ok := st.(store.Shared); !ok || !st.Durable() {
 		return errors.New("--state: the inbox needs a store bridges can share (a SQLite file or a postgres:// URL)")
+	}
+	if fresh {
+		// Not refused: the inbox may start before the first bridge. But a
+		// mistyped --state would show an empty inbox and say nothing: name
+		// the file in full. (Said once the store opened: a --state that
+		// cannot be created is an error, not this.)
+		if abs, err := filepath.Abs(where); err == nil && !postgres.IsURL(where) {
+			where = abs
+		}
+		log.Warn("no bridge has used this store yet: the inbox creates it, and shows decisions once bridges run with the same --state", "state", redactState(where))
 	}
 	broker, err := confirm.NewBroker(confirm.Options{Store: st, Inbox: true, Logger: log})
 	if err != nil {
