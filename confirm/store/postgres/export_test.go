@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -26,10 +27,10 @@ func QueuedWrites(s *Store) int {
 // RecordsQuery and SettledQuery are the reads of decisions by id.
 var RecordsQuery, SettledQuery = recordsQuery, settledQuery
 
-// ReadByIDs runs sql on conn as the store runs its reads by id
-// (readByIDs).
-func ReadByIDs(ctx context.Context, conn *pgx.Conn, sql string, ids []string) (pgx.Rows, error) {
-	return readByIDs(ctx, conn, sql, ids)
+// QueryPlanned runs sql on conn as the store runs its reads by id and its
+// heartbeat's reads (queryPlanned).
+func QueryPlanned(ctx context.Context, conn *pgx.Conn, sql string, args ...any) (pgx.Rows, error) {
+	return queryPlanned(ctx, conn, sql, args...)
 }
 
 // RecordsOn and SettledOn are the store's batched Get and Settled, on
@@ -46,3 +47,16 @@ func SettledOn(ctx context.Context, conn *pgx.Conn, ids []string) error {
 
 // The heartbeat's reads (unsettled.go).
 var UnsettledQuery, LoseOwnersQuery = unsettledQuery, loseOwnersQuery
+
+// UnsettledOn and LoseOwnersOn are the store's Unsettled and LoseOwners'
+// sweep, on q (a connection, or a transaction for the sweep) instead of
+// the store's pool.
+func UnsettledOn(ctx context.Context, q pgx.Tx, bridgeID string) error {
+	_, err := unsettled(ctx, q, bridgeID)
+	return err
+}
+
+func LoseOwnersOn(ctx context.Context, q pgx.Tx, cutoff, at time.Time) error {
+	_, err := loseOwnerRows(ctx, q, cutoff, at)
+	return err
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -20,15 +21,8 @@ import (
 // The control drops decisions_unsettled: the same sweep then reads the
 // whole table.
 func TestHeartbeatReadsStayOffTheHistory(t *testing.T) {
-	srv := pgtest.Start(t)
-	url := srv.Database(t)
-	open(t, url) // migrates
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := migratedConn(t, pgtest.Start(t)) // planshape_test.go
 	for _, q := range []string{
 		`INSERT INTO bridges (id, name, host, agent, cwd, pid, started, heartbeat)
 			VALUES ('gone', 'gone', 'box', '[]', '/', 1, 1, 1), ('live', 'live', 'box', '[]', '/', 2, 1, 9000000000000000000)`,
@@ -127,4 +121,84 @@ func seqScans(n map[string]any, table string) bool {
 		}
 	}
 	return false
+}
+
+// TestHeartbeatReadsArePlannedAtEachRun: the heartbeat's reads, run by
+// the store every 2 s for its connection's life, leave no named statement
+// with a plan of its own, so a plan made while the table was small is not
+// kept as it grows. The control is the sweep as a named prepared
+// statement, run eight times on 50 decisions: after 20,000 more, it still
+// scans decisions whole.
+func TestHeartbeatReadsArePlannedAtEachRun(t *testing.T) {
+	ctx := context.Background()
+	conn := migratedConn(t, pgtest.Start(t)) // planshape_test.go
+	grow := func(from, to int) {
+		t.Helper()
+		if _, err := conn.Exec(ctx, `INSERT INTO decisions (id, session_id, agent_key, owner, status, request, snapshot, created_at, deadline, bridge_id, closed_at, delivered_at)
+			SELECT 'd' || g, 's', 'k', 'o', 'answered', '\x00', repeat('x', 1000), g, g, CASE WHEN g % 2 = 0 THEN 'gone' ELSE 'live' END, g, g
+			FROM generate_series($1::int, $2::int) g`, from, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO bridges (id, name, host, agent, cwd, pid, started, heartbeat)
+		VALUES ('gone', 'gone', 'box', '[]', '/', 1, 1, 1), ('live', 'live', 'box', '[]', '/', 2, 1, 9000000000000000000)`); err != nil {
+		t.Fatal(err)
+	}
+	grow(1, 50)
+	if _, err := conn.Exec(ctx, `ANALYZE decisions`); err != nil {
+		t.Fatal(err)
+	}
+	cutoff := time.Unix(0, 900_000_000_000_000_000)
+	// The control: the sweep's decisions side as a named statement.
+	control := strings.Replace(strings.Replace(postgres.LoseOwnersQuery,
+		"UPDATE decisions d SET status = 'cancelled', reason = $1, closed_at = $2,\n\t\tanswer_option = NULL, answer_text = NULL, answer_scope = ''\n\tFROM bridges b WHERE",
+		"SELECT d.id FROM decisions d, bridges b WHERE $1::text <> '' AND $2::bigint <> 0 AND", 1), "RETURNING d.id", "", 1)
+	if _, err := conn.Prepare(ctx, "control", control); err != nil {
+		t.Fatal(err)
+	}
+	for range 8 { // past the five custom plans after which a generic one may stay
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, run := range []func() error{
+			func() error { return postgres.UnsettledOn(ctx, tx, "live") },
+			func() error { return postgres.LoseOwnersOn(ctx, tx, cutoff, cutoff) },
+			func() error {
+				rows, err := tx.Query(ctx, "control", "x", int64(1), cutoff.UnixNano())
+				rows.Close()
+				return err
+			},
+		} {
+			if err := run(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tx.Rollback(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	grow(51, 20_050)
+	var plan strings.Builder
+	rows, err := conn.Query(ctx, `EXPLAIN EXECUTE control('x', 1, 900000000000000000)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(line + "\n")
+	}
+	rows.Close()
+	if !strings.Contains(plan.String(), "Seq Scan on decisions") {
+		t.Fatalf("the control does not scan the grown table, so this test shows nothing:\n%s", plan.String())
+	}
+	for name, sql := range map[string]string{"Unsettled": postgres.UnsettledQuery, "LoseOwners": postgres.LoseOwnersQuery} {
+		var named int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_prepared_statements WHERE statement = $1`, sql).Scan(&named); err != nil || named != 0 {
+			t.Fatalf("%s left %d prepared statements on the connection (%v)", name, named, err)
+		}
+	}
 }

@@ -32,14 +32,8 @@ func TestReadsByIDStayLookupsAsTheTableGrows(t *testing.T) {
 	srv := pgtest.Start(t)
 	for _, analyzed := range []bool{false, true} {
 		t.Run(fmt.Sprintf("analyzed=%v", analyzed), func(t *testing.T) {
-			url := srv.Database(t)
-			open(t, url) // migrates
 			ctx := context.Background()
-			conn, err := pgx.Connect(ctx, url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close(ctx)
+			conn := migratedConn(t, srv)
 			// grow inserts n decisions with snapshots of a realistic size,
 			// numbered from from+1.
 			grow := func(from, n int) {
@@ -112,7 +106,7 @@ func TestReadsByIDStayLookupsAsTheTableGrows(t *testing.T) {
 				if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_prepared_statements WHERE statement = $1 AND name <> 'control'`, sql).Scan(&named); err != nil || named != 0 {
 					t.Fatalf("%s left %d prepared statements on the connection (%v)", name, named, err)
 				}
-				if plan := explain(postgres.ReadByIDs(ctx, conn, "EXPLAIN "+sql, batch)); strings.Contains(plan, "Seq Scan on decisions") {
+				if plan := explain(postgres.QueryPlanned(ctx, conn, "EXPLAIN "+sql, batch)); strings.Contains(plan, "Seq Scan on decisions") {
 					t.Errorf("%s scans the whole decisions table:\n%s", name, plan)
 				}
 			}
@@ -168,4 +162,18 @@ func TestReadsByIDOddIDs(t *testing.T) {
 	if slices.Sort(ids); !slices.Equal(ids, []string{"d1", "d2"}) {
 		t.Fatalf("Settled of d1 three times, d2 and two ids no stored id can be: %v, want d1 and d2 once each", ids)
 	}
+}
+
+// migratedConn returns a connection of the test's own to a fresh database
+// of srv that a Store has migrated, closed when the test ends.
+func migratedConn(t *testing.T, srv *pgtest.Server) *pgx.Conn {
+	t.Helper()
+	url := srv.Database(t)
+	open(t, url) // migrates
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
 }

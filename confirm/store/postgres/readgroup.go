@@ -109,25 +109,26 @@ func storableID(id string) bool {
 }
 
 // recordsQuery reads the decisions of the ids $1 with their journals.
-// It runs as an unnamed statement (readByIDs).
+// It runs as an unnamed statement (queryPlanned).
 const recordsQuery = `SELECT ` + recordColumns + `, ` + journalColumn + ` FROM decisions WHERE id = ANY($1)`
 
-// readByIDs runs sql, a read of the decisions whose ids are the array $1,
-// as an unnamed statement (pgx.QueryExecModeExec): planned at each run
-// for those ids and for the table as it is then. As a named prepared
-// statement (pgx's statement cache) it got, after five runs, one generic
-// plan for the connection's life, made for ten ids and for the table as
-// the planner saw it then: while the table was new and small, or last
+// queryPlanned runs sql with args on q as an unnamed statement
+// (pgx.QueryExecModeExec): planned at each run for those arguments and
+// the table as it is then. The store runs so its reads of decisions by id
+// and its heartbeat's reads (unsettled.go). As a named prepared
+// statement (pgx's statement cache) each got, after five runs, one
+// generic plan for the connection's life, made for the table as the
+// planner saw it then: while the table was new and small, or last
 // analyzed small, that plan scanned the whole table and kept scanning it
 // as the table grew, until autovacuum's next ANALYZE (docs/performance.md,
 // "What changed on 2026-12-03").
-func readByIDs(ctx context.Context, q querier, sql string, ids []string) (pgx.Rows, error) {
-	return q.Query(ctx, sql, pgx.QueryExecModeExec, ids)
+func queryPlanned(ctx context.Context, q querier, sql string, args ...any) (pgx.Rows, error) {
+	return q.Query(ctx, sql, append([]any{pgx.QueryExecModeExec}, args...)...)
 }
 
 // records reads the decisions of ids with their journals on q, by id.
 func records(ctx context.Context, q querier, ids []string) (map[string]store.Record, error) {
-	rows, err := readByIDs(ctx, q, recordsQuery, ids)
+	rows, err := queryPlanned(ctx, q, recordsQuery, ids)
 	if err != nil {
 		return nil, err
 	}

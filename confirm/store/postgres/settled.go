@@ -10,7 +10,7 @@ import (
 
 // settledQuery reads those of the decisions of the ids $1 that their
 // owner delivered or refused, or that closed otherwise. It runs as an
-// unnamed statement (readByIDs).
+// unnamed statement (queryPlanned).
 const settledQuery = `SELECT ` + recordColumns + `, ` + journalColumn + ` FROM decisions
 	WHERE id = ANY($1) AND (delivered_at IS NOT NULL OR status NOT IN ('open', 'answered'))`
 
@@ -24,7 +24,7 @@ func settled(ctx context.Context, q querier, ids []string) ([]store.Record, erro
 	if unstorable := func(id string) bool { return !storableID(id) }; slices.ContainsFunc(ids, unstorable) { // as groupedGet
 		ids = slices.DeleteFunc(slices.Clone(ids), unstorable)
 	}
-	rows, err := readByIDs(ctx, q, settledQuery, ids)
+	rows, err := queryPlanned(ctx, q, settledQuery, ids)
 	if err != nil {
 		return nil, fmt.Errorf("store settled: %w", err)
 	}

@@ -57,7 +57,12 @@ func (s *Store) ListOf(ctx context.Context, bridgeID, sessionID string, limit in
 
 // Unsettled implements [store.Shared].
 func (s *Store) Unsettled(ctx context.Context, bridgeID string) ([]string, error) {
-	rows, err := s.pool.Query(ctx, unsettledQuery, bridgeID) // unsettled.go
+	return unsettled(ctx, s.pool, bridgeID)
+}
+
+// unsettled is Unsettled on q.
+func unsettled(ctx context.Context, q querier, bridgeID string) ([]string, error) {
+	rows, err := queryPlanned(ctx, q, unsettledQuery, bridgeID) // unsettled.go
 	if err != nil {
 		return nil, fmt.Errorf("store unsettled: %w", err)
 	}
@@ -105,21 +110,8 @@ func (s *Store) LoseOwners(ctx context.Context, cutoff, at time.Time, audit func
 	// never took (claimed before the cutoff too, not delivered): the agent
 	// that asked is gone, so the claim is void and never reads as an
 	// approval.
-	rows, err := tx.Query(ctx, loseOwnersQuery, store.ReasonOwnerLost, nanos(at), nanos(cutoff)) // unsettled.go
+	ids, err := loseOwnerRows(ctx, tx, cutoff, at)
 	if err != nil {
-		return nil, fmt.Errorf("store lose owners: %w", err)
-	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("store lose owners: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store lose owners: %w", err)
 	}
 	for _, id := range ids {
@@ -148,6 +140,16 @@ func (s *Store) LoseOwners(ctx context.Context, cutoff, at time.Time, audit func
 		}
 	}
 	return ids, tx.Commit(ctx)
+}
+
+// loseOwnerRows runs LoseOwners' sweep (loseOwnersQuery) on q and
+// returns the ids of the decisions it closed.
+func loseOwnerRows(ctx context.Context, q querier, cutoff, at time.Time) ([]string, error) {
+	rows, err := queryPlanned(ctx, q, loseOwnersQuery, store.ReasonOwnerLost, nanos(at), nanos(cutoff)) // unsettled.go
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
 // Watch implements [store.Shared]: LISTEN, on a connection of the pool

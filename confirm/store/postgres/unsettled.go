@@ -11,7 +11,10 @@ package postgres
 // in it, so it holds about the answers in flight.
 const migrationUnsettled = `CREATE INDEX decisions_unsettled ON decisions (bridge_id) WHERE status <> 'open' AND delivered_at IS NULL`
 
-// unsettledQuery is Unsettled's read; its condition is the index's.
+// unsettledQuery is Unsettled's read; its condition is the index's. It
+// and loseOwnersQuery run as unnamed statements (queryPlanned): as named
+// ones, the sweep kept a plan made on a small table that scanned it whole
+// once it grew (TestHeartbeatReadsArePlannedAtEachRun).
 const unsettledQuery = `SELECT id FROM decisions WHERE bridge_id = $1 AND status <> 'open' AND delivered_at IS NULL`
 
 // loseOwnersQuery is LoseOwners' sweep: $1 the reason, $2 the time it
