@@ -68,6 +68,22 @@ type sharedState struct {
 	// unstored holds, by decision id, the closings the store refused
 	// (unstored.go).
 	unstored map[string]*unstoredClosing
+	// cwds holds, for each other bridge's session in the last session
+	// list, the working directory its newest stored decision was asked in
+	// and that decision's time (storedCwd): a session with no new decision
+	// since is not read again.
+	cwds map[sessionKey]storedCwdOf
+}
+
+// sessionKey names one bridge's session in a shared store.
+type sessionKey struct{ bridge, session string }
+
+// storedCwdOf is the working directory of a session's newest stored
+// decision (cwd, "" when its snapshot names none) as of that decision's
+// creation time (last).
+type storedCwdOf struct {
+	last time.Time
+	cwd  string
 }
 
 // leaseOrDefault returns the lease of [SharedOptions], or defaultLease
@@ -657,17 +673,24 @@ func (b *Broker) BridgeID() string { return b.opts.BridgeID }
 // AllSessions returns the sessions of every bridge sharing the store, each
 // with its Bridge: this broker's own (in memory, as [Broker.Sessions]) and
 // every (bridge, session) pair with stored decisions, by bridge id then
-// session id. Without a shared store it is Sessions.
+// session id. Without a shared store it is Sessions. It reads the store's
+// session list and, for each other bridge's session with a decision newer
+// than the previous call saw, that decision (its cwd): a page asking every
+// second costs one index scan and the sessions that moved.
 func (b *Broker) AllSessions(ctx context.Context) ([]SessionView, error) {
 	own := b.Sessions()
 	sh := b.sharedStore()
 	if sh == nil {
 		return own, nil
 	}
-	rows, err := sh.SessionsOf(ctx)
+	rows, err := sh.SessionsOf(ctx, "")
 	if err != nil {
 		return nil, err
 	}
+	b.shared.mu.Lock()
+	known := b.shared.cwds
+	b.shared.mu.Unlock()
+	cwds := make(map[sessionKey]storedCwdOf, len(rows))
 	mine := map[string]bool{}
 	out := make([]SessionView, 0, len(own)+len(rows))
 	for _, s := range own {
@@ -683,9 +706,25 @@ func (b *Broker) AllSessions(ctx context.Context) ([]SessionView, error) {
 			continue // this bridge's own: listed from memory
 		}
 		ref := b.bridgeRef(ctx, r.BridgeID)
-		out = append(out, SessionView{SessionID: r.SessionID, Cwd: b.storedCwd(ctx, sh, r, ref), OpenDecisions: r.OpenDecisions,
+		k := sessionKey{r.BridgeID, r.SessionID}
+		c, ok := known[k]
+		if !ok || !c.last.Equal(r.LastActivity) {
+			c = storedCwdOf{last: r.LastActivity}
+			c.cwd, ok = storedCwd(ctx, sh, r)
+		}
+		if ok { // a read that failed is tried again at the next list
+			cwds[k] = c
+		}
+		cwd := c.cwd
+		if cwd == "" && ref != nil {
+			cwd = ref.Cwd
+		}
+		out = append(out, SessionView{SessionID: r.SessionID, Cwd: cwd, OpenDecisions: r.OpenDecisions,
 			Decisions: r.Decisions, LastActivity: r.LastActivity, Bridge: ref})
 	}
+	b.shared.mu.Lock()
+	b.shared.cwds = cwds
+	b.shared.mu.Unlock()
 	sort.SliceStable(out, func(i, j int) bool {
 		bi, bj := bridgeID(out[i]), bridgeID(out[j])
 		if bi != bj {
@@ -697,17 +736,20 @@ func (b *Broker) AllSessions(ctx context.Context) ([]SessionView, error) {
 }
 
 // storedCwd is the working directory of another bridge's session r: the
-// one its newest stored decision was asked in, else its bridge's (ref).
-func (b *Broker) storedCwd(ctx context.Context, sh store.Shared, r store.SessionRow, ref *BridgeRef) string {
-	if recs, err := sh.ListOf(ctx, r.BridgeID, r.SessionID, 1); err == nil && len(recs) == 1 {
-		if snap, err := snapshotOf(recs[0]); err == nil && snap.Cwd != "" {
-			return snap.Cwd
+// one its newest stored decision was asked in, "" when that decision names
+// none (AllSessions then shows its bridge's). ok is false when the store
+// could not be read.
+func storedCwd(ctx context.Context, sh store.Shared, r store.SessionRow) (cwd string, ok bool) {
+	recs, err := sh.ListOf(ctx, r.BridgeID, r.SessionID, 1)
+	if err != nil {
+		return "", false
+	}
+	if len(recs) == 1 {
+		if snap, err := snapshotOf(recs[0]); err == nil {
+			return snap.Cwd, true
 		}
 	}
-	if ref != nil {
-		return ref.Cwd
-	}
-	return ""
+	return "", true
 }
 
 func bridgeID(s SessionView) string {
@@ -725,7 +767,7 @@ func (b *Broker) SessionBridges(ctx context.Context, sessionID string) ([]Bridge
 	if sh == nil {
 		return nil, nil
 	}
-	rows, err := sh.SessionsOf(ctx)
+	rows, err := sh.SessionsOf(ctx, sessionID)
 	if err != nil {
 		return nil, err
 	}

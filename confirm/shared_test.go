@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -232,6 +233,12 @@ type readHook struct {
 	read      chan store.Record
 	claimed   chan struct{}
 	claimHook func()
+	lists     atomic.Int64 // ListOf calls
+}
+
+func (h *readHook) ListOf(ctx context.Context, bridgeID, sessionID string, limit int) ([]store.Record, error) {
+	h.lists.Add(1)
+	return h.Store.ListOf(ctx, bridgeID, sessionID, limit)
 }
 
 func (h *readHook) Get(ctx context.Context, id string) (store.Record, error) {

@@ -21,8 +21,12 @@ type Shared interface {
 	Store
 	Registry
 	// SessionsOf returns one row per (bridge, session) pair that has stored
-	// decisions, by bridge then session id; none is an empty result.
-	SessionsOf(ctx context.Context) ([]SessionRow, error)
+	// decisions, by bridge then session id; none is an empty result. With
+	// sessionID not "", only that session's rows (one per bridge that has
+	// it), read through the session's own decisions: its cost is theirs,
+	// not the store's history. The whole list reads an index of every
+	// decision (bridge, session, created, status), never the rows.
+	SessionsOf(ctx context.Context, sessionID string) ([]SessionRow, error)
 	// ListOf is [Store.List] for the decisions of bridge bridgeID only
 	// (bridgeID "" means every bridge's).
 	ListOf(ctx context.Context, bridgeID, sessionID string, limit int) ([]Record, error)

@@ -24,6 +24,10 @@ func QueuedWrites(s *Store) int {
 	return len(s.group.queue)
 }
 
+// SessionsQuery and SessionQuery are SessionsOf's reads: every
+// session, and one session's ($1).
+var SessionsQuery, SessionQuery = sessionsQuery, sessionQuery
+
 // RecordsQuery and SettledQuery are the reads of decisions by id.
 var RecordsQuery, SettledQuery = recordsQuery, settledQuery
 

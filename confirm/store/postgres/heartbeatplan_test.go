@@ -40,35 +40,6 @@ func TestHeartbeatReadsStayOffTheHistory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// explain runs q with args in a transaction it rolls back, after the
-	// statements before, and returns the pages its plan read and whether
-	// it scanned decisions whole.
-	explain := func(t *testing.T, before []string, q string, args ...any) (pages int, scanned bool) {
-		t.Helper()
-		tx, err := conn.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback(ctx)
-		for _, b := range before {
-			if _, err := tx.Exec(ctx, b); err != nil {
-				t.Fatal(err)
-			}
-		}
-		var out []byte
-		if err := tx.QueryRow(ctx, `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) `+q, args...).Scan(&out); err != nil {
-			t.Fatal(err)
-		}
-		var plan []struct {
-			Plan map[string]any `json:"Plan"`
-		}
-		if err := json.Unmarshal(out, &plan); err != nil {
-			t.Fatal(err)
-		}
-		hit, _ := plan[0].Plan["Shared Hit Blocks"].(float64)
-		read, _ := plan[0].Plan["Shared Read Blocks"].(float64)
-		return int(hit + read), seqScans(plan[0].Plan, "decisions")
-	}
 	const cutoff = int64(900_000_000_000_000_000) // after every decision closed
 	for _, c := range []struct {
 		name string
@@ -79,13 +50,13 @@ func TestHeartbeatReadsStayOffTheHistory(t *testing.T) {
 		{"LoseOwners", postgres.LoseOwnersQuery, []any{"owner_lost", cutoff, cutoff}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			pages, scanned := explain(t, nil, c.q, c.args...)
+			pages, scanned := explainPages(t, conn, nil, c.q, c.args...)
 			t.Logf("%s read %d pages", c.name, pages)
 			if scanned || pages > 50 {
 				t.Fatalf("read %d pages (a scan of decisions: %v), want a few from the partial indexes", pages, scanned)
 			}
 			// The control: without the index each reads the history.
-			without, _ := explain(t, []string{`DROP INDEX decisions_unsettled`}, c.q, c.args...)
+			without, _ := explainPages(t, conn, []string{`DROP INDEX decisions_unsettled`}, c.q, c.args...)
 			t.Logf("%s without decisions_unsettled read %d pages", c.name, without)
 			if without < 1000 {
 				t.Fatalf("without decisions_unsettled %s read %d pages; the control should read a bridge's or every decision", c.name, without)
@@ -106,6 +77,37 @@ func TestHeartbeatReadsStayOffTheHistory(t *testing.T) {
 	if got := strings.Join(ids, ","); got != "open-gone,claimed-gone" && got != "claimed-gone,open-gone" {
 		t.Fatalf("the sweep closed %q, want open-gone and claimed-gone", got)
 	}
+}
+
+// explainPages runs q with args on conn in a transaction it rolls back,
+// after the statements before, and returns the pages its plan read and
+// whether it scanned decisions whole.
+func explainPages(t *testing.T, conn *pgx.Conn, before []string, q string, args ...any) (pages int, scanned bool) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	for _, b := range before {
+		if _, err := tx.Exec(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out []byte
+	if err := tx.QueryRow(ctx, `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) `+q, args...).Scan(&out); err != nil {
+		t.Fatal(err)
+	}
+	var plan []struct {
+		Plan map[string]any `json:"Plan"`
+	}
+	if err := json.Unmarshal(out, &plan); err != nil {
+		t.Fatal(err)
+	}
+	hit, _ := plan[0].Plan["Shared Hit Blocks"].(float64)
+	read, _ := plan[0].Plan["Shared Read Blocks"].(float64)
+	return int(hit + read), seqScans(plan[0].Plan, "decisions")
 }
 
 // seqScans reports whether the plan node n, or a node under it, is a

@@ -95,6 +95,7 @@ var migrations = []string{
 	migrationFeedBridge,    // feedbridge.go
 	migrationAnswerScope,   // answerscope.go
 	migrationUnsettled,     // unsettled.go
+	migrationSessions,      // sessions.go
 }
 
 // migrationLock is the key of the transaction-level advisory lock that

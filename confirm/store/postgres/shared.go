@@ -11,13 +11,19 @@ import (
 )
 
 // migrationShared keys decisions by bridge (appended last in migrations).
+// migrationSessions (sessions.go) replaced its index.
 const migrationShared = `ALTER TABLE decisions ADD COLUMN bridge_id TEXT NOT NULL DEFAULT '';
 	CREATE INDEX decisions_by_bridge ON decisions (bridge_id, status);`
 
-// SessionsOf implements [store.Shared].
-func (s *Store) SessionsOf(ctx context.Context) ([]store.SessionRow, error) {
-	rows, err := s.pool.Query(ctx, `SELECT bridge_id, session_id, COUNT(*) FILTER (WHERE status = 'open'), COUNT(*), MAX(created_at)
-		FROM decisions GROUP BY bridge_id, session_id ORDER BY bridge_id, session_id`)
+// SessionsOf implements [store.Shared]: the whole list is an index-only
+// scan of decisions_by_bridge_session (sessions.go), one session's rows
+// come through decisions_by_session.
+func (s *Store) SessionsOf(ctx context.Context, sessionID string) ([]store.SessionRow, error) {
+	query, args := sessionsQuery, []any(nil)
+	if sessionID != "" {
+		query, args = sessionQuery, []any{sessionID}
+	}
+	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store sessions: %w", err)
 	}
@@ -35,11 +41,18 @@ func (s *Store) SessionsOf(ctx context.Context) ([]store.SessionRow, error) {
 	return out, rows.Err()
 }
 
-// ListOf implements [store.Shared].
+// ListOf implements [store.Shared]. One bridge's decisions are read in
+// the order of decisions_by_bridge_session (sessions.go), so that its
+// newest ones (the session list's cwd) are a lookup whatever the session
+// holds.
 func (s *Store) ListOf(ctx context.Context, bridgeID, sessionID string, limit int) ([]store.Record, error) {
+	cond, args := `session_id = $1`, []any{sessionID, limit}
+	if bridgeID != "" {
+		cond, args = `bridge_id = $3 AND session_id = $1`, append(args, bridgeID)
+	}
 	rows, err := s.pool.Query(ctx, `SELECT `+recordColumns+` FROM (SELECT * FROM decisions
-		WHERE session_id = $1 AND ($2 = '' OR bridge_id = $2) ORDER BY created_at DESC, id LIMIT $3) AS newest
-		ORDER BY created_at, id`, sessionID, bridgeID, limit)
+		WHERE `+cond+` ORDER BY created_at DESC, id LIMIT $2) AS newest
+		ORDER BY created_at, id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store list: %w", err)
 	}

@@ -22,12 +22,17 @@ func claimEvent(ctx context.Context, tx *sql.Tx, id string, ev store.Event) erro
 	return insertEvent(ctx, tx, id, ev)
 }
 
-// SessionsOf implements [store.Shared].
-func (s *Store) SessionsOf(ctx context.Context) ([]store.SessionRow, error) {
+// SessionsOf implements [store.Shared]: the whole list is a scan of the
+// covering index decisions_by_bridge_session (sessions.go), one session's
+// rows come through decisions_by_session.
+func (s *Store) SessionsOf(ctx context.Context, sessionID string) ([]store.SessionRow, error) {
 	out := []store.SessionRow{}
+	query, args := sessionsQuery, []any(nil)
+	if sessionID != "" {
+		query, args = sessionQuery, []any{sessionID}
+	}
 	err := s.read(func(q querier) error {
-		rows, err := q.QueryContext(ctx, `SELECT bridge_id, session_id, SUM(status = 'open'), COUNT(*), MAX(created_at)
-			FROM decisions GROUP BY bridge_id, session_id ORDER BY bridge_id, session_id`)
+		rows, err := q.QueryContext(ctx, query, args...)
 		if err != nil {
 			return err
 		}
@@ -49,13 +54,19 @@ func (s *Store) SessionsOf(ctx context.Context) ([]store.SessionRow, error) {
 	return out, nil
 }
 
-// ListOf implements [store.Shared].
+// ListOf implements [store.Shared]. One bridge's decisions are read in
+// the order of decisions_by_bridge_session (sessions.go), so that its
+// newest ones (the session list's cwd) are a lookup whatever the session
+// holds.
 func (s *Store) ListOf(ctx context.Context, bridgeID, sessionID string, limit int) ([]store.Record, error) {
 	var out []store.Record
+	cond, args := `session_id = ?1`, []any{sessionID, limit}
+	if bridgeID != "" {
+		cond, args = `bridge_id = ?3 AND session_id = ?1`, append(args, bridgeID)
+	}
 	err := s.read(func(q querier) error {
 		rows, err := q.QueryContext(ctx, `SELECT `+recordColumns+` FROM decisions
-			WHERE session_id = ? AND (? = '' OR bridge_id = ?) ORDER BY created_at DESC, id LIMIT ?`,
-			sessionID, bridgeID, bridgeID, limit)
+			WHERE `+cond+` ORDER BY created_at DESC, id LIMIT ?2`, args...)
 		if err != nil {
 			return err
 		}

@@ -188,6 +188,7 @@ var migrations = []string{
 	migrationFeedBridge,  // feedbridge.go
 	migrationAnswerScope, // answerscope.go
 	migrationUnsettled,   // unsettled.go
+	migrationSessions,    // sessions.go
 }
 
 func (s *Store) migrate() error {

@@ -41,14 +41,15 @@ func bridgeRecord(id, bridge, session string, at time.Time) store.Record {
 }
 
 // sessionsKeyedByBridge: the same session id in two bridges is two rows,
-// and ListOf returns only the named bridge's decisions.
+// ListOf returns only the named bridge's decisions, and SessionsOf of one
+// session id returns only that session's rows.
 func sessionsKeyedByBridge(t *testing.T, a, b store.Shared) {
 	ctx := context.Background()
 	at := time.Now().UTC()
 	insert(t, a, bridgeRecord("a1", "A", "sess-1", at))
 	insert(t, a, bridgeRecord("a2", "A", "sess-1", at.Add(time.Millisecond)))
 	insert(t, b, bridgeRecord("b1", "B", "sess-1", at.Add(2*time.Millisecond)))
-	rows, err := b.SessionsOf(ctx)
+	rows, err := b.SessionsOf(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +59,21 @@ func sessionsKeyedByBridge(t *testing.T, a, b store.Shared) {
 	}
 	if !reflect.DeepEqual(rows, want) {
 		t.Fatalf("sessions\n got %+v\nwant %+v", rows, want)
+	}
+	// One session's rows: only that session's, one per bridge that has it.
+	insert(t, a, bridgeRecord("a3", "A", "sess-2", at.Add(3*time.Millisecond)))
+	for sid, want := range map[string][]store.SessionRow{
+		"sess-1": want,
+		"sess-2": {{BridgeID: "A", SessionID: "sess-2", OpenDecisions: 1, Decisions: 1, LastActivity: at.Add(3 * time.Millisecond)}},
+		"sess-9": {},
+	} {
+		got, err := b.SessionsOf(ctx, sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("SessionsOf(%q)\n got %+v\nwant %+v", sid, got, want)
+		}
 	}
 	for bridge, ids := range map[string][]string{"A": {"a1", "a2"}, "B": {"b1"}, "": {"a1", "a2", "b1"}} {
 		recs, err := a.ListOf(ctx, bridge, "sess-1", 10)
