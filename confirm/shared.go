@@ -60,7 +60,7 @@ type SharedOptions struct {
 // answers waiting for their owner. It has its own lock.
 type sharedState struct {
 	lease   atomic.Int64 // SharedOptions.Lease in nanoseconds, once RunShared started; 0: defaultLease
-	mu      sync.Mutex   // guards bridges, fetched, waiting, unstored
+	mu      sync.Mutex   // guards bridges, fetched, waiting, unstored, cwds
 	bridges map[string]store.Bridge
 	fetched time.Time
 	waiting map[string][]chan struct{} // by decision id: closed at its next change
@@ -73,6 +73,10 @@ type sharedState struct {
 	// and that decision's time (storedCwd): a session with no new decision
 	// since is not read again.
 	cwds map[sessionKey]storedCwdOf
+	// listing is held by AllSessions while it reads the store, so that
+	// lists asked at once (pages polling, the first list after a start)
+	// read each session's cwd once, not once each.
+	listing sync.Mutex
 }
 
 // sessionKey names one bridge's session in a shared store.
@@ -674,15 +678,18 @@ func (b *Broker) BridgeID() string { return b.opts.BridgeID }
 // with its Bridge: this broker's own (in memory, as [Broker.Sessions]) and
 // every (bridge, session) pair with stored decisions, by bridge id then
 // session id. Without a shared store it is Sessions. It reads the store's
-// session list and, for each other bridge's session with a decision newer
-// than the previous call saw, that decision (its cwd): a page asking every
-// second costs one index scan and the sessions that moved.
+// session list and, for each other bridge's session whose newest
+// decision's time differs from what the previous call saw (or whose read
+// failed), that decision (its cwd): a page asking every second costs one
+// index scan and the sessions that moved.
 func (b *Broker) AllSessions(ctx context.Context) ([]SessionView, error) {
 	own := b.Sessions()
 	sh := b.sharedStore()
 	if sh == nil {
 		return own, nil
 	}
+	b.shared.listing.Lock()
+	defer b.shared.listing.Unlock()
 	rows, err := sh.SessionsOf(ctx, "")
 	if err != nil {
 		return nil, err
@@ -737,8 +744,8 @@ func (b *Broker) AllSessions(ctx context.Context) ([]SessionView, error) {
 
 // storedCwd is the working directory of another bridge's session r: the
 // one its newest stored decision was asked in, "" when that decision names
-// none (AllSessions then shows its bridge's). ok is false when the store
-// could not be read.
+// none, has a snapshot that does not decode, or is gone (AllSessions then
+// shows its bridge's). ok is false when the store could not be read.
 func storedCwd(ctx context.Context, sh store.Shared, r store.SessionRow) (cwd string, ok bool) {
 	recs, err := sh.ListOf(ctx, r.BridgeID, r.SessionID, 1)
 	if err != nil {
