@@ -254,11 +254,22 @@ func beatWait(period time.Duration) time.Duration {
 }
 
 // beat heartbeats (when registered) and closes the decisions of bridges
-// whose lease ran out.
+// whose lease ran out. A bridge whose row is gone (retention deleted it
+// while the bridge was suspended longer than --retain with no decision
+// in the store) registers again, so that the sweep still covers its
+// decisions if it dies later.
 func (b *Broker) beat(ctx context.Context, sh store.Shared, opts SharedOptions) {
 	now := b.now().UTC()
 	if opts.Bridge.ID != "" {
-		if err := sh.Heartbeat(ctx, opts.Bridge.ID, now); err != nil && ctx.Err() == nil {
+		err := sh.Heartbeat(ctx, opts.Bridge.ID, now)
+		if errors.Is(err, store.ErrNotFound) {
+			again := opts.Bridge
+			again.Heartbeat = now
+			if err = sh.RegisterBridge(ctx, again); err == nil {
+				b.log.Info("bridge registered in the shared store again: its row was gone", "bridge", again.ID)
+			}
+		}
+		if err != nil && ctx.Err() == nil {
 			b.log.Warn("confirm: heartbeat failed", "bridge", opts.Bridge.ID, "err", err)
 		}
 	}

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"slices"
 	"strconv"
@@ -32,6 +33,58 @@ func RunSharedStore(t *testing.T, newPair func(t *testing.T) (store.Shared, stor
 		a, b := newPair(t)
 		notesAndClaimPerson(t, a, b) // notes.go
 	})
+	t.Run("PruneTakesBridgesGoneWithNoDecisionLeft", func(t *testing.T) {
+		a, b := newPair(t)
+		pruneBridges(t, a, b)
+	})
+}
+
+// pruneBridges: Prune deletes the registered bridges whose last heartbeat
+// is before its cutoff and that have no decision left, after deleting the
+// decisions it prunes; a bridge with a decision kept (open) or a recent
+// heartbeat stays. A heartbeat of a deleted bridge is ErrNotFound.
+func pruneBridges(t *testing.T, a, b store.Shared) {
+	p, ok := a.(store.Pruner)
+	if !ok {
+		t.Skip("the store does not prune")
+	}
+	ctx := context.Background()
+	now := time.Now().UTC()
+	old, cut := now.Add(-40*24*time.Hour), now.Add(-30*24*time.Hour)
+	for _, br := range []store.Bridge{bridgeAt("gone", old), bridgeAt("gone-pruned", old), bridgeAt("gone-open", old), bridgeAt("live", now)} {
+		if err := b.RegisterBridge(ctx, br); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// gone-pruned's only decision closed long ago: Prune deletes it, then
+	// the bridge. gone-open's is open: kept, and the bridge with it.
+	insert(t, a, bridgeRecord("d-pruned", "gone-pruned", "s", old))
+	if won, err := a.Claim(ctx, "d-pruned", store.Transition{Status: store.StatusAnswered, Answer: &store.Answer{OptionID: "allow"},
+		By: "h", Reason: store.ReasonAnswered, At: old, Event: store.Event{Seq: 2, At: old, Type: store.EventAnswered, Host: "h"}}); err != nil || !won {
+		t.Fatalf("claim: %v %v", won, err)
+	}
+	insert(t, a, bridgeRecord("d-open", "gone-open", "s", old))
+	res, err := p.Prune(ctx, cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Bridges != 2 || res.Decisions != 1 {
+		t.Errorf("prune result %+v, want 1 decision and 2 bridges", res)
+	}
+	got, err := b.Bridges(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, br := range got {
+		ids = append(ids, br.ID)
+	}
+	if !reflect.DeepEqual(ids, []string{"gone-open", "live"}) {
+		t.Errorf("bridges after prune: %v, want gone-open and live", ids)
+	}
+	if err := b.Heartbeat(ctx, "gone", now); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("heartbeat of a pruned bridge: %v, want ErrNotFound", err)
+	}
 }
 
 func bridgeRecord(id, bridge, session string, at time.Time) store.Record {
