@@ -25,9 +25,10 @@ type BridgeRef struct {
 	Host  string   `json:"host"`
 	Agent []string `json:"agent"`
 	Cwd   string   `json:"cwd"`
-	// Live: the bridge is this one, or its latest heartbeat is within the
-	// lease ([SharedOptions].Lease); a bridge that is not live has stopped
-	// or died, and its open decisions end owner_lost.
+	// Live: the bridge is this one, or it has not stopped (RunShared
+	// records a clean stop) and its latest heartbeat is within the lease
+	// ([SharedOptions].Lease); a bridge that is not live has stopped or
+	// died, and its open decisions end owner_lost.
 	Live bool `json:"live"`
 }
 
@@ -230,6 +231,7 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 		select {
 		case <-ctx.Done():
 			wg.Wait()
+			b.stopBridge(sh, opts.Bridge.ID)
 			return nil
 		case <-t.C:
 			began := time.Now()
@@ -240,6 +242,22 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 			// not stretch the period, as with a ticker.
 			t.Reset(max(0, beatWait(opts.Heartbeat)-time.Since(began)))
 		}
+	}
+}
+
+// stopBridge records this bridge's clean stop in the registry (when it
+// registered), so that other processes see it not live at once instead of
+// once its lease ran out: a route naming a session it shared with the
+// bridge that replaced it goes to that one, not to a 409. RunShared's
+// context has ended: the write gets a few seconds of its own.
+func (b *Broker) stopBridge(sh store.Shared, id string) {
+	if id == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := sh.StopBridge(ctx, id, b.now().UTC()); err != nil {
+		b.log.Warn("confirm: cannot record this bridge's stop in the shared store; it reads as live until its lease runs out", "bridge", id, "err", err)
 	}
 }
 
@@ -650,7 +668,7 @@ func (b *Broker) bridgeRef(ctx context.Context, id string) *BridgeRef {
 		agent = []string{}
 	}
 	lease := c.leaseOrDefault()
-	live := br.ID == b.opts.BridgeID || time.Since(br.Heartbeat) < lease
+	live := br.ID == b.opts.BridgeID || (br.Stopped.IsZero() && time.Since(br.Heartbeat) < lease)
 	return &BridgeRef{ID: br.ID, Name: br.Name, Host: br.Host, Agent: agent, Cwd: br.Cwd, Live: live}
 }
 
@@ -779,7 +797,9 @@ func bridgeID(s SessionView) string {
 
 // SessionBridges returns the bridges that have a session sessionID: this
 // bridge when it knows the session, and every bridge with stored decisions
-// of it. Without a shared store it is nil.
+// of it. When several of them read as live, the registry is read again
+// first (not up to 5s old): one may have just stopped. Without a shared
+// store it is nil.
 func (b *Broker) SessionBridges(ctx context.Context, sessionID string) ([]BridgeRef, error) {
 	sh := b.sharedStore()
 	if sh == nil {
@@ -789,19 +809,36 @@ func (b *Broker) SessionBridges(ctx context.Context, sessionID string) ([]Bridge
 	if err != nil {
 		return nil, err
 	}
-	var out []BridgeRef
-	seen := map[string]bool{}
-	if b.opts.BridgeID != "" && b.HasSession(sessionID) {
-		out = append(out, *b.bridgeRef(ctx, b.opts.BridgeID))
-		seen[b.opts.BridgeID] = true
-	}
-	for _, r := range rows {
-		if r.SessionID == sessionID && !seen[r.BridgeID] {
-			seen[r.BridgeID] = true
-			if ref := b.bridgeRef(ctx, r.BridgeID); ref != nil {
-				out = append(out, *ref)
+	refs := func() (out []BridgeRef, live int) {
+		seen := map[string]bool{}
+		if b.opts.BridgeID != "" && b.HasSession(sessionID) {
+			out = append(out, *b.bridgeRef(ctx, b.opts.BridgeID))
+			seen[b.opts.BridgeID] = true
+		}
+		for _, r := range rows {
+			if !seen[r.BridgeID] {
+				seen[r.BridgeID] = true
+				if ref := b.bridgeRef(ctx, r.BridgeID); ref != nil {
+					out = append(out, *ref)
+				}
 			}
 		}
+		for _, r := range out {
+			if r.Live {
+				live++
+			}
+		}
+		return out, live
+	}
+	out, live := refs()
+	if live > 1 {
+		// Ambiguous by the registry as read up to 5s ago: read it again
+		// before a route refuses with 409 (one of them may have just
+		// stopped, as a bridge restarted on a session does).
+		b.shared.mu.Lock()
+		b.shared.fetched = time.Time{}
+		b.shared.mu.Unlock()
+		out, _ = refs()
 	}
 	return out, nil
 }
