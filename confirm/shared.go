@@ -256,7 +256,7 @@ func (b *Broker) stopBridge(sh store.Shared, id string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	if err := sh.StopBridge(ctx, id, b.now().UTC()); err != nil {
+	if err := sh.StopBridge(ctx, id, b.now().UTC()); err != nil && !errors.Is(err, store.ErrNotFound) { // no row: not live anyway
 		b.log.Warn("confirm: cannot record this bridge's stop in the shared store; it reads as live until its lease runs out", "bridge", id, "err", err)
 	}
 }

@@ -116,7 +116,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (store.PruneResult,
 			OR NOT EXISTS (SELECT 1 FROM decisions d WHERE d.id = decision_notes.decision_id)`}, // also notes whose decision is gone
 		{&res.Decisions, `DELETE FROM decisions WHERE id IN (` + prunable + `)`},
 		// Bridges gone since ?1 with no decision left (a lookup each in
-		// decisions_by_bridge).
+		// an index of decisions by bridge).
 		{&res.Bridges, `DELETE FROM bridges WHERE heartbeat < ?1
 			AND NOT EXISTS (SELECT 1 FROM decisions d WHERE d.bridge_id = bridges.id)`},
 	}

@@ -33,6 +33,10 @@ func RunSharedStore(t *testing.T, newPair func(t *testing.T) (store.Shared, stor
 		a, b := newPair(t)
 		notesAndClaimPerson(t, a, b) // notes.go
 	})
+	t.Run("OwnerLostWithoutARegistryRow", func(t *testing.T) {
+		a, b := newPair(t)
+		ownerLostWithoutRow(t, a, b)
+	})
 	t.Run("PruneTakesBridgesGoneWithNoDecisionLeft", func(t *testing.T) {
 		a, b := newPair(t)
 		pruneBridges(t, a, b)
@@ -307,5 +311,34 @@ func drain(c chan struct{}) {
 	select {
 	case <-c:
 	default:
+	}
+}
+
+// ownerLostWithoutRow: the decisions of a bridge with no registry row (its
+// row was pruned; it inserted them before its next heartbeat registered it
+// again, then died) are swept as a gone bridge's are, once they are older
+// than the cutoff: the open one and the claimed, undelivered one; one
+// newer than the cutoff (a bridge inserting while it registers) is not.
+func ownerLostWithoutRow(t *testing.T, a, b store.Shared) {
+	ctx := context.Background()
+	now := time.Now().UTC()
+	old := now.Add(-time.Minute)
+	insert(t, a, bridgeRecord("ghost-open", "ghost", "s", old))
+	insert(t, a, bridgeRecord("ghost-claimed", "ghost", "s", old))
+	if won, err := b.Claim(ctx, "ghost-claimed", store.Transition{Status: store.StatusAnswered, Answer: &store.Answer{OptionID: "allow"},
+		By: "h@inbox", Reason: store.ReasonAnswered, At: old}); err != nil || !won {
+		t.Fatalf("claim: won %v, err %v", won, err)
+	}
+	insert(t, a, bridgeRecord("new-open", "starting", "s", now))
+	ids, err := b.LoseOwners(ctx, now.Add(-10*time.Second), now, nil)
+	slices.Sort(ids)
+	if err != nil || !reflect.DeepEqual(ids, []string{"ghost-claimed", "ghost-open"}) {
+		t.Fatalf("lose owners: %v %v, want [ghost-claimed ghost-open]", ids, err)
+	}
+	for id, want := range map[string]store.Status{"ghost-open": store.StatusCancelled, "ghost-claimed": store.StatusCancelled, "new-open": store.StatusOpen} {
+		got, err := a.Get(ctx, id)
+		if err != nil || got.Status != want || (want == store.StatusCancelled && (got.Reason != store.ReasonOwnerLost || got.Answer != nil)) {
+			t.Errorf("%s after the sweep: %s %s answer %+v (%v), want %s", id, got.Status, got.Reason, got.Answer, err, want)
+		}
 	}
 }
