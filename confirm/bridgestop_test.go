@@ -27,9 +27,10 @@ func TestACleanlyStoppedBridgeIsNotLiveAtOnce(t *testing.T) {
 	defer sa.Close()
 	a := newBroker(t, confirm.Options{Store: sa, BridgeID: "A"})
 	ctx, stop := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
+	stopped, registered := make(chan error, 1), make(chan struct{})
 	go func() {
-		stopped <- a.RunShared(ctx, confirm.SharedOptions{Bridge: store.Bridge{ID: "A", Started: time.Now(), Heartbeat: time.Now()}})
+		stopped <- a.RunShared(ctx, confirm.SharedOptions{Bridge: store.Bridge{ID: "A", Started: time.Now(), Heartbeat: time.Now()},
+			Registered: func() { close(registered) }})
 	}()
 	sharedBroker(t, path, "B", confirm.Options{}) // shared_test.go
 	c := sharedBroker(t, path, "C", confirm.Options{})
@@ -53,14 +54,13 @@ func TestACleanlyStoppedBridgeIsNotLiveAtOnce(t *testing.T) {
 		}
 		return out
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; { // A registers as its RunShared starts
-		if got := live(); got["A"] && got["B"] {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("bridges of sess-1 before the stop: %v, want A and B live", live())
-		}
-		time.Sleep(10 * time.Millisecond)
+	<-registered // A's row is stored
+	// B's RunShared registers it in its own time: store its row now too.
+	if err := sa.RegisterBridge(context.Background(), store.Bridge{ID: "B", Name: "name-B", Started: time.Now(), Heartbeat: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if got := live(); !got["A"] || !got["B"] {
+		t.Fatalf("bridges of sess-1 before the stop: %v, want A and B live", got)
 	}
 	stop()
 	if err := <-stopped; err != nil {

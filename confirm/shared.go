@@ -55,6 +55,9 @@ type SharedOptions struct {
 	// Lease is how long after its last heartbeat a bridge's open decisions
 	// are marked owner_lost; 0 means 10s.
 	Lease time.Duration
+	// Registered, when not nil, is called once Bridge's row is stored (not
+	// for an empty Bridge.ID, nor when the registration failed).
+	Registered func()
 }
 
 // sharedState is the broker's cache of the registry and the wake-ups of
@@ -176,6 +179,9 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 	if opts.Bridge.ID != "" {
 		if err := sh.RegisterBridge(ctx, opts.Bridge); err != nil {
 			return fmt.Errorf("run shared: %w", err)
+		}
+		if opts.Registered != nil {
+			opts.Registered()
 		}
 	}
 	w := newWakeups()
