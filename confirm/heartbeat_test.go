@@ -96,3 +96,48 @@ func TestHeartbeatsOfBridgesStartedTogetherDriftApart(t *testing.T) {
 		}
 	})
 }
+
+// TestABridgeWhoseRowWasPrunedRegistersAgain: retention deletes the
+// registry row of a bridge that has no decision and whose heartbeat is
+// older than its cutoff (a bridge suspended longer than --retain); the
+// bridge's next heartbeat finds no row and registers it again, with its
+// name and start, so that the lost-owner sweep, which reads the registry,
+// still covers its decisions.
+func TestABridgeWhoseRowWasPrunedRegistersAgain(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	synctest.Test(t, func(t *testing.T) {
+		s, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		started := time.Now()
+		b := newBroker(t, confirm.Options{Store: s, BridgeID: "A"})
+		var running sync.WaitGroup
+		running.Go(func() {
+			if err := b.RunShared(ctx, confirm.SharedOptions{Heartbeat: time.Second,
+				Bridge: store.Bridge{ID: "A", Name: "name-A", Started: started, Heartbeat: started}}); err != nil {
+				t.Error(err)
+			}
+		})
+		defer func() { cancel(); running.Wait() }()
+		time.Sleep(1500 * time.Millisecond)
+		res, err := s.Prune(context.Background(), time.Now().Add(time.Hour))
+		if err != nil || res.Bridges != 1 {
+			t.Fatalf("prune: %+v, %v; want the bridge's row deleted", res, err)
+		}
+		if got, err := s.Bridges(context.Background()); err != nil || len(got) != 0 {
+			t.Fatalf("bridges after the prune: %+v, %v", got, err)
+		}
+		pruned := time.Now()
+		time.Sleep(time.Second) // one period: at least one beat
+		got, err := s.Bridges(context.Background())
+		if err != nil || len(got) != 1 {
+			t.Fatalf("bridges a period after the prune: %+v, %v; want A registered again", got, err)
+		}
+		if a := got[0]; a.ID != "A" || a.Name != "name-A" || !a.Started.Equal(started.UTC()) || !a.Heartbeat.After(pruned) {
+			t.Fatalf("registered again as %+v; want A, name-A, started %v, a heartbeat after %v", a, started, pruned)
+		}
+	})
+}

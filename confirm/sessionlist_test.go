@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/acpmux/acpmux/confirm"
 )
@@ -64,4 +65,47 @@ func TestSessionListReadsOnlySessionsThatMoved(t *testing.T) {
 	list(2, map[string]string{"sess-1": "/repo1", "sess-2": "/repo2"}) // nothing moved: nothing read
 	askIn("sess-2", "k3", "/repo2/sub")
 	list(3, map[string]string{"sess-1": "/repo1", "sess-2": "/repo2/sub"}) // only sess-2's newest
+}
+
+// TestSessionListsAskedAtOnceReadOnce: two lists asked at once on a cold
+// cache (two pages polling, the first list after a start) read each
+// session's newest decision once, not once each: the second waits for
+// the first. The first list's first read is held until the second list
+// either reads too (it did not wait: the test fails) or has had 200 ms to.
+func TestSessionListsAskedAtOnceReadOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	a := sharedBroker(t, path, "A", confirm.Options{}) // shared_test.go
+	hook := &readHook{}
+	b := sharedBroker(t, path, "B", confirm.Options{Store: hook})
+	ide := newHost("ide")
+	for _, sid := range []string{"sess-1", "sess-2"} {
+		ch := ask(a, req(sid, "k-"+sid), ide)
+		d := ide.wait(t)
+		defer func() {
+			_, _, _ = a.Answer(context.Background(), sid, d.ID(), "ide", confirm.Answer{OptionID: "reject-once"})
+			await(t, ch)
+		}()
+	}
+	hook.listed, hook.hold = make(chan struct{}, 8), make(chan struct{})
+	errs := make(chan error, 2)
+	list := func() {
+		_, err := b.AllSessions(context.Background())
+		errs <- err
+	}
+	go list()
+	<-hook.listed // the first list's first read, held
+	go list()
+	select {
+	case <-hook.listed: // the second list read at once: it did not wait
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(hook.hold)
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := hook.lists.Load(); n != 2 {
+		t.Fatalf("%d decisions read for the cwd of 2 sessions by 2 lists asked at once, want 2", n)
+	}
 }

@@ -25,9 +25,10 @@ type BridgeRef struct {
 	Host  string   `json:"host"`
 	Agent []string `json:"agent"`
 	Cwd   string   `json:"cwd"`
-	// Live: the bridge is this one, or its latest heartbeat is within the
-	// lease ([SharedOptions].Lease); a bridge that is not live has stopped
-	// or died, and its open decisions end owner_lost.
+	// Live: the bridge is this one, or it has not stopped (RunShared
+	// records a clean stop) and its latest heartbeat is within the lease
+	// ([SharedOptions].Lease); a bridge that is not live has stopped or
+	// died, and its open decisions end owner_lost.
 	Live bool `json:"live"`
 }
 
@@ -54,13 +55,16 @@ type SharedOptions struct {
 	// Lease is how long after its last heartbeat a bridge's open decisions
 	// are marked owner_lost; 0 means 10s.
 	Lease time.Duration
+	// Registered, when not nil, is called once Bridge's row is stored (not
+	// for an empty Bridge.ID, nor when the registration failed).
+	Registered func()
 }
 
 // sharedState is the broker's cache of the registry and the wake-ups of
 // answers waiting for their owner. It has its own lock.
 type sharedState struct {
 	lease   atomic.Int64 // SharedOptions.Lease in nanoseconds, once RunShared started; 0: defaultLease
-	mu      sync.Mutex   // guards bridges, fetched, waiting, unstored
+	mu      sync.Mutex   // guards bridges, fetched, waiting, unstored, cwds
 	bridges map[string]store.Bridge
 	fetched time.Time
 	waiting map[string][]chan struct{} // by decision id: closed at its next change
@@ -73,6 +77,10 @@ type sharedState struct {
 	// and that decision's time (storedCwd): a session with no new decision
 	// since is not read again.
 	cwds map[sessionKey]storedCwdOf
+	// listing is held by AllSessions while it reads the store, so that
+	// lists asked at once (pages polling, the first list after a start)
+	// read each session's cwd once, not once each.
+	listing sync.Mutex
 }
 
 // sessionKey names one bridge's session in a shared store.
@@ -172,6 +180,9 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 		if err := sh.RegisterBridge(ctx, opts.Bridge); err != nil {
 			return fmt.Errorf("run shared: %w", err)
 		}
+		if opts.Registered != nil {
+			opts.Registered()
+		}
 	}
 	w := newWakeups()
 	var wg sync.WaitGroup
@@ -226,6 +237,7 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 		select {
 		case <-ctx.Done():
 			wg.Wait()
+			b.stopBridge(sh, opts.Bridge.ID)
 			return nil
 		case <-t.C:
 			began := time.Now()
@@ -236,6 +248,22 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 			// not stretch the period, as with a ticker.
 			t.Reset(max(0, beatWait(opts.Heartbeat)-time.Since(began)))
 		}
+	}
+}
+
+// stopBridge records this bridge's clean stop in the registry (when it
+// registered), so that other processes see it not live at once instead of
+// once its lease ran out: a route naming a session it shared with the
+// bridge that replaced it goes to that one, not to a 409. RunShared's
+// context has ended: the write gets a few seconds of its own.
+func (b *Broker) stopBridge(sh store.Shared, id string) {
+	if id == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := sh.StopBridge(ctx, id, b.now().UTC()); err != nil && !errors.Is(err, store.ErrNotFound) { // no row: not live anyway
+		b.log.Warn("confirm: cannot record this bridge's stop in the shared store; it reads as live until its lease runs out", "bridge", id, "err", err)
 	}
 }
 
@@ -250,11 +278,22 @@ func beatWait(period time.Duration) time.Duration {
 }
 
 // beat heartbeats (when registered) and closes the decisions of bridges
-// whose lease ran out.
+// whose lease ran out. A bridge whose row is gone (retention deleted it
+// while the bridge was suspended longer than --retain with no decision
+// in the store) registers again, so that the sweep still covers its
+// decisions if it dies later.
 func (b *Broker) beat(ctx context.Context, sh store.Shared, opts SharedOptions) {
 	now := b.now().UTC()
 	if opts.Bridge.ID != "" {
-		if err := sh.Heartbeat(ctx, opts.Bridge.ID, now); err != nil && ctx.Err() == nil {
+		err := sh.Heartbeat(ctx, opts.Bridge.ID, now)
+		if errors.Is(err, store.ErrNotFound) {
+			again := opts.Bridge
+			again.Heartbeat = now
+			if err = sh.RegisterBridge(ctx, again); err == nil {
+				b.log.Info("bridge registered in the shared store again: its row was gone", "bridge", again.ID)
+			}
+		}
+		if err != nil && ctx.Err() == nil {
 			b.log.Warn("confirm: heartbeat failed", "bridge", opts.Bridge.ID, "err", err)
 		}
 	}
@@ -635,7 +674,7 @@ func (b *Broker) bridgeRef(ctx context.Context, id string) *BridgeRef {
 		agent = []string{}
 	}
 	lease := c.leaseOrDefault()
-	live := br.ID == b.opts.BridgeID || time.Since(br.Heartbeat) < lease
+	live := br.ID == b.opts.BridgeID || (br.Stopped.IsZero() && time.Since(br.Heartbeat) < lease)
 	return &BridgeRef{ID: br.ID, Name: br.Name, Host: br.Host, Agent: agent, Cwd: br.Cwd, Live: live}
 }
 
@@ -674,15 +713,18 @@ func (b *Broker) BridgeID() string { return b.opts.BridgeID }
 // with its Bridge: this broker's own (in memory, as [Broker.Sessions]) and
 // every (bridge, session) pair with stored decisions, by bridge id then
 // session id. Without a shared store it is Sessions. It reads the store's
-// session list and, for each other bridge's session with a decision newer
-// than the previous call saw, that decision (its cwd): a page asking every
-// second costs one index scan and the sessions that moved.
+// session list and, for each other bridge's session whose newest
+// decision's time differs from what the previous call saw (or whose read
+// failed), that decision (its cwd): a page asking every second costs one
+// index scan and the sessions that moved.
 func (b *Broker) AllSessions(ctx context.Context) ([]SessionView, error) {
 	own := b.Sessions()
 	sh := b.sharedStore()
 	if sh == nil {
 		return own, nil
 	}
+	b.shared.listing.Lock()
+	defer b.shared.listing.Unlock()
 	rows, err := sh.SessionsOf(ctx, "")
 	if err != nil {
 		return nil, err
@@ -737,8 +779,8 @@ func (b *Broker) AllSessions(ctx context.Context) ([]SessionView, error) {
 
 // storedCwd is the working directory of another bridge's session r: the
 // one its newest stored decision was asked in, "" when that decision names
-// none (AllSessions then shows its bridge's). ok is false when the store
-// could not be read.
+// none, has a snapshot that does not decode, or is gone (AllSessions then
+// shows its bridge's). ok is false when the store could not be read.
 func storedCwd(ctx context.Context, sh store.Shared, r store.SessionRow) (cwd string, ok bool) {
 	recs, err := sh.ListOf(ctx, r.BridgeID, r.SessionID, 1)
 	if err != nil {
@@ -761,7 +803,9 @@ func bridgeID(s SessionView) string {
 
 // SessionBridges returns the bridges that have a session sessionID: this
 // bridge when it knows the session, and every bridge with stored decisions
-// of it. Without a shared store it is nil.
+// of it. When several of them read as live, the registry is read again
+// first (not up to 5s old): one may have just stopped. Without a shared
+// store it is nil.
 func (b *Broker) SessionBridges(ctx context.Context, sessionID string) ([]BridgeRef, error) {
 	sh := b.sharedStore()
 	if sh == nil {
@@ -771,19 +815,36 @@ func (b *Broker) SessionBridges(ctx context.Context, sessionID string) ([]Bridge
 	if err != nil {
 		return nil, err
 	}
-	var out []BridgeRef
-	seen := map[string]bool{}
-	if b.opts.BridgeID != "" && b.HasSession(sessionID) {
-		out = append(out, *b.bridgeRef(ctx, b.opts.BridgeID))
-		seen[b.opts.BridgeID] = true
-	}
-	for _, r := range rows {
-		if r.SessionID == sessionID && !seen[r.BridgeID] {
-			seen[r.BridgeID] = true
-			if ref := b.bridgeRef(ctx, r.BridgeID); ref != nil {
-				out = append(out, *ref)
+	refs := func() (out []BridgeRef, live int) {
+		seen := map[string]bool{}
+		if b.opts.BridgeID != "" && b.HasSession(sessionID) {
+			out = append(out, *b.bridgeRef(ctx, b.opts.BridgeID))
+			seen[b.opts.BridgeID] = true
+		}
+		for _, r := range rows {
+			if !seen[r.BridgeID] {
+				seen[r.BridgeID] = true
+				if ref := b.bridgeRef(ctx, r.BridgeID); ref != nil {
+					out = append(out, *ref)
+				}
 			}
 		}
+		for _, r := range out {
+			if r.Live {
+				live++
+			}
+		}
+		return out, live
+	}
+	out, live := refs()
+	if live > 1 {
+		// Ambiguous by the registry as read up to 5s ago: read it again
+		// before a route refuses with 409 (one of them may have just
+		// stopped, as a bridge restarted on a session does).
+		b.shared.mu.Lock()
+		b.shared.fetched = time.Time{}
+		b.shared.mu.Unlock()
+		out, _ = refs()
 	}
 	return out, nil
 }

@@ -233,11 +233,19 @@ type readHook struct {
 	read      chan store.Record
 	claimed   chan struct{}
 	claimHook func()
-	lists     atomic.Int64 // ListOf calls
+	lists     atomic.Int64  // ListOf calls
+	listed    chan struct{} // when not nil, each ListOf call sends on it first
+	hold      chan struct{} // when not nil, each ListOf call then waits for it to close
 }
 
 func (h *readHook) ListOf(ctx context.Context, bridgeID, sessionID string, limit int) ([]store.Record, error) {
 	h.lists.Add(1)
+	if h.listed != nil {
+		h.listed <- struct{}{}
+	}
+	if h.hold != nil {
+		<-h.hold
+	}
 	return h.Store.ListOf(ctx, bridgeID, sessionID, limit)
 }
 

@@ -189,8 +189,8 @@ func (d *daily) prune() {
 		d.log.Warn("prune the decision store", "err", err)
 		return
 	}
-	if res.Decisions > 0 || res.Feed > 0 {
-		d.log.Info("pruned the decision store", "before", before.UTC().Format(time.RFC3339), "decisions", res.Decisions, "events", res.Feed)
+	if res.Decisions > 0 || res.Feed > 0 || res.Bridges > 0 {
+		d.log.Info("pruned the decision store", "before", before.UTC().Format(time.RFC3339), "decisions", res.Decisions, "events", res.Feed, "bridges", res.Bridges)
 	}
 }
 

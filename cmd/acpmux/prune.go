@@ -19,8 +19,10 @@ const pruneUsage = `Usage: acpmux prune [--before DATE | --retain AGE] [--state 
 
 Deletes from the decision store every closed decision (answered, timed out,
 cancelled) that closed before DATE, with its journal, its events
-(GET /v1/events) and the notes other processes left for it, and session
-events older than DATE. Open decisions, the
+(GET /v1/events) and the notes other processes left for it, session
+events older than DATE, and the registry rows of bridges (processes
+sharing the store) whose last heartbeat is older than DATE and that have
+no decision left. Open decisions, the
 audit rows (acpmux audit), remembered ALWAYS verdicts and the decisions
 they were granted by are kept. "acpmux run" does the same at start and
 hourly with --retain (default 30d). See docs/decisions.md, "Retention".
@@ -45,7 +47,7 @@ func pruneMain(args []string, s stdio) int {
 	fs.StringVar(&state, "state", "", "decision store: a SQLite file or a postgres:// URL (default $XDG_STATE_HOME/acpmux/state.db)")
 	fs.StringVar(&before, "before", "", "delete what closed before DATE (RFC 3339, or YYYY-MM-DD)")
 	fs.Var(&retain, "retain", "without --before: delete what closed longer ago than this (30d, 12h)")
-	fs.BoolVar(&asJSON, "json", false, `print {"before", "decisions", "feed"} as JSON`)
+	fs.BoolVar(&asJSON, "json", false, `print {"before", "decisions", "feed", "bridges"} as JSON`)
 	help := func(w io.Writer) { fmt.Fprint(w, pruneUsage); writeFlags(w, fs) }
 	if done, code := parseArgs("prune", fs, s, help, func() error { return fs.Parse(args) }); done {
 		return code
@@ -101,8 +103,8 @@ func pruneMain(args []string, s stdio) int {
 		fmt.Fprintf(s.out, "%s\n", b)
 		return 0
 	}
-	fmt.Fprintf(s.out, "pruned %d closed decisions and %d events from before %s (%s)\n",
-		res.Decisions, res.Feed, cut.Local().Format(time.RFC3339), st.Path())
+	fmt.Fprintf(s.out, "pruned %d closed decisions, %d events and %d gone bridges from before %s (%s)\n",
+		res.Decisions, res.Feed, res.Bridges, cut.Local().Format(time.RFC3339), st.Path())
 	return 0
 }
 

@@ -59,10 +59,22 @@ func kept(t *testing.T, path string) []string {
 }
 
 // TestPruneCommand: acpmux prune --before a date after the closing deletes
-// the closed decision and keeps the open one; --retain 30d does not touch
-// a decision closed 10 days ago.
+// the closed decision and keeps the open one, and deletes the registry row
+// of a bridge gone before that date with no decision ("bridges" in
+// --json); --retain 30d does not touch a decision closed 10 days ago.
 func TestPruneCommand(t *testing.T) {
 	path := seedState(t, 10*24*time.Hour)
+	if st, err := sqlite.Open(path); err != nil {
+		t.Fatal(err)
+	} else {
+		gone := time.Now().Add(-10 * 24 * time.Hour)
+		err := st.RegisterBridge(context.Background(), store.Bridge{ID: "gone", Name: "gone", Host: "box", Agent: []string{"a"},
+			Cwd: "/", PID: 1, Started: gone, Heartbeat: gone})
+		st.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	var out, errb strings.Builder
 	if code := Main([]string{"prune", "--state", path, "--retain", "30d"}, stdio{strings.NewReader(""), &out, &errb}); code != 0 {
 		t.Fatalf("prune --retain 30d: %d %s", code, errb.String())
@@ -75,9 +87,9 @@ func TestPruneCommand(t *testing.T) {
 	if code := Main([]string{"prune", "--state", path, "--before", day, "--json"}, stdio{strings.NewReader(""), &out, &errb}); code != 0 {
 		t.Fatalf("prune --before %s: %d %s", day, code, errb.String())
 	}
-	var res struct{ Decisions, Feed int }
-	if err := json.Unmarshal([]byte(out.String()), &res); err != nil || res.Decisions != 1 {
-		t.Fatalf("prune --json: %q, err %v; want 1 decision", out.String(), err)
+	var res struct{ Decisions, Feed, Bridges int }
+	if err := json.Unmarshal([]byte(out.String()), &res); err != nil || res.Decisions != 1 || res.Bridges != 1 {
+		t.Fatalf("prune --json: %q, err %v; want 1 decision and 1 bridge", out.String(), err)
 	}
 	if got := kept(t, path); len(got) != 1 || got[0] != "open" {
 		t.Fatalf("after prune --before %s: %v, want only the open decision", day, got)

@@ -29,21 +29,24 @@ func sharedBridge(st stateStore, name string, argv []string) store.Bridge {
 }
 
 // runShared runs the broker's part in the shared store (registration,
+// logged "bridge registered in the shared store" once the row is stored,
 // heartbeat every 2s, owner_lost sweep with a 10s lease, settling answers
-// from other processes) until ctx ends; the channel closes when it
-// returned.
+// from other processes, the stop recorded at the end) until ctx ends; the
+// channel closes when it returned.
 func (r *relay) runShared(ctx context.Context) <-chan struct{} {
 	done := make(chan struct{})
 	if r.shared.ID == "" {
 		close(done)
 		return done
 	}
-	r.log.Info("bridge registered in the shared store", "bridge", r.shared.ID, "name", r.shared.Name, "state", r.store.Path())
+	registered := func() {
+		r.log.Info("bridge registered in the shared store", "bridge", r.shared.ID, "name", r.shared.Name, "state", r.store.Path())
+	}
 	go func() {
 		defer close(done)
 		// An error after ctx ended is the shutdown itself (a run that ends
 		// while it still registers), not a failure worth an ERROR line.
-		if err := r.broker.RunShared(ctx, confirm.SharedOptions{Bridge: r.shared}); err != nil && ctx.Err() == nil {
+		if err := r.broker.RunShared(ctx, confirm.SharedOptions{Bridge: r.shared, Registered: registered}); err != nil && ctx.Err() == nil {
 			r.log.Error("shared store: this bridge's decisions cannot be answered by other bridges", "err", err)
 		}
 	}()

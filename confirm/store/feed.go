@@ -57,6 +57,7 @@ type Feed interface {
 type PruneResult struct {
 	Decisions int `json:"decisions"` // closed decisions, each with its journal
 	Feed      int `json:"feed"`      // feed events
+	Bridges   int `json:"bridges"`   // bridges gone since before, with no decision left ([Registry])
 }
 
 // Pruner deletes old state (acpmux run --retain, acpmux prune;
@@ -66,7 +67,11 @@ type Pruner interface {
 	// ClosedAt is before before, with its journal, its feed events and
 	// the notes left for its owner that it never took ([Notes]: those of
 	// a bridge that died; also any note whose decision is gone), and the
-	// feed events of sessions (no DecisionID) older than before.
+	// feed events of sessions (no DecisionID) older than before, and every
+	// registered bridge ([Registry]) whose last heartbeat is before before
+	// and that has no decision left in the store (the bridges that exited
+	// or died that long ago: each start registers a new one, and every
+	// heartbeat's sweep and every list of bridges reads them all).
 	// It keeps open decisions whatever their age, the decision an ALWAYS
 	// verdict ([Rule].DecisionID) was granted by, every audit row
 	// ([PlanItem]: they are immutable), every [Rule] and mode event.

@@ -16,6 +16,9 @@ type Bridge struct {
 	PID       int       `json:"pid"`       // the bridge's process id on Host
 	Started   time.Time `json:"started"`   // when it started
 	Heartbeat time.Time `json:"heartbeat"` // the latest sign of life
+	// Stopped is when the bridge stopped cleanly (StopBridge); zero while
+	// it runs, or when it died without stopping.
+	Stopped time.Time `json:"stopped,omitzero"`
 }
 
 // Registry is the bridges table of a store: every bridge registers itself
@@ -24,8 +27,13 @@ type Bridge struct {
 // processes sharing one database. Times keep nanoseconds and are returned
 // in UTC.
 type Registry interface {
-	// RegisterBridge stores b, replacing the row with the same ID.
+	// RegisterBridge stores b, replacing the row with the same ID (its
+	// Stopped too: a bridge registered again runs).
 	RegisterBridge(ctx context.Context, b Bridge) error
+	// StopBridge records that bridge id stopped cleanly at at: its
+	// Stopped becomes at, and its Heartbeat at unless the stored one is
+	// later. An unregistered id is an error wrapping [ErrNotFound].
+	StopBridge(ctx context.Context, id string, at time.Time) error
 	// Heartbeat sets the Heartbeat of bridge id to at, unless the stored
 	// one is later (it never moves back). An unregistered id is an error
 	// wrapping [ErrNotFound].

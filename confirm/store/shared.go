@@ -25,7 +25,8 @@ type Shared interface {
 	// sessionID not "", only that session's rows (one per bridge that has
 	// it), read through the session's own decisions: its cost is theirs,
 	// not the store's history. The whole list reads an index of every
-	// decision (bridge, session, created, status), never the rows.
+	// decision (bridge, session, created, status), not the rows (on
+	// PostgreSQL, but for the pages vacuum has not marked all-visible).
 	SessionsOf(ctx context.Context, sessionID string) ([]SessionRow, error)
 	// ListOf is [Store.List] for the decisions of bridge bridgeID only
 	// (bridgeID "" means every bridge's).

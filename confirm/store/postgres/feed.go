@@ -135,6 +135,9 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (store.PruneResult,
 			return err
 		}
 		res.Decisions = int(tag.RowsAffected())
+		if res.Bridges, err = pruneBridges(ctx, tx, b); err != nil {
+			return err
+		}
 		if err := pruneLegacy(ctx, tx, pe.Legacy[store.ChainDecisionEvents]); err != nil || res.Decisions == 0 {
 			return err
 		}
@@ -144,6 +147,18 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (store.PruneResult,
 		return store.PruneResult{}, fmt.Errorf("store prune: %w", err)
 	}
 	return res, nil
+}
+
+// pruneBridges deletes the registered bridges whose last heartbeat is
+// before (nanoseconds) and that have no decision left (a lookup each in
+// decisions_by_bridge_session), and returns how many.
+func pruneBridges(ctx context.Context, tx pgx.Tx, before int64) (int, error) {
+	tag, err := tx.Exec(ctx, `DELETE FROM bridges b WHERE b.heartbeat < $1
+		AND NOT EXISTS (SELECT 1 FROM decisions d WHERE d.bridge_id = b.id)`, before)
+	if err != nil {
+		return 0, err
+	}
+	return int(tag.RowsAffected()), nil
 }
 
 var (

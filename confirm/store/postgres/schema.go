@@ -96,6 +96,7 @@ var migrations = []string{
 	migrationAnswerScope,   // answerscope.go
 	migrationUnsettled,     // unsettled.go
 	migrationSessions,      // sessions.go
+	migrationStopped,       // stopped.go
 }
 
 // migrationLock is the key of the transaction-level advisory lock that

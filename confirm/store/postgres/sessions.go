@@ -9,9 +9,11 @@ package postgres
 // ms for 150,000); decisions_by_bridge, whose (bridge_id, status) no read
 // needs any more (the lost-owner sweep reads decisions_open and
 // decisions_unsettled), goes, so that a decision's writes update as many
-// indexes as before.
-const migrationSessions = `DROP INDEX decisions_by_bridge;
-	CREATE INDEX decisions_by_bridge_session ON decisions (bridge_id, session_id, created_at, status)`
+// indexes as before. The build comes first: it lets reads of decisions
+// go on (writers wait); the drop, whose lock stops reads too, is then
+// only the end of the migration's transaction.
+const migrationSessions = `CREATE INDEX decisions_by_bridge_session ON decisions (bridge_id, session_id, created_at, status);
+	DROP INDEX IF EXISTS decisions_by_bridge`
 
 // sessionsQuery is SessionsOf's whole list: one row per (bridge, session)
 // pair, in the index's order.

@@ -17,13 +17,15 @@ const migrationShared = `ALTER TABLE decisions ADD COLUMN bridge_id TEXT NOT NUL
 
 // SessionsOf implements [store.Shared]: the whole list is an index-only
 // scan of decisions_by_bridge_session (sessions.go), one session's rows
-// come through decisions_by_session.
+// come through decisions_by_session. Both are planned at each run
+// (queryPlanned), as the heartbeat's reads: a cached plan made while the
+// table was small would scan it once it grew.
 func (s *Store) SessionsOf(ctx context.Context, sessionID string) ([]store.SessionRow, error) {
 	query, args := sessionsQuery, []any(nil)
 	if sessionID != "" {
 		query, args = sessionQuery, []any{sessionID}
 	}
-	rows, err := s.pool.Query(ctx, query, args...)
+	rows, err := queryPlanned(ctx, s.pool, query, args...) // readgroup.go
 	if err != nil {
 		return nil, fmt.Errorf("store sessions: %w", err)
 	}
@@ -41,16 +43,16 @@ func (s *Store) SessionsOf(ctx context.Context, sessionID string) ([]store.Sessi
 	return out, rows.Err()
 }
 
-// ListOf implements [store.Shared]. One bridge's decisions are read in
-// the order of decisions_by_bridge_session (sessions.go), so that its
-// newest ones (the session list's cwd) are a lookup whatever the session
-// holds.
+// ListOf implements [store.Shared]. One bridge's decisions are read from
+// decisions_by_bridge_session (sessions.go), newest first, so that the
+// newest (the session list's cwd) is a short read whatever the session
+// holds; planned at each run, as SessionsOf.
 func (s *Store) ListOf(ctx context.Context, bridgeID, sessionID string, limit int) ([]store.Record, error) {
 	cond, args := `session_id = $1`, []any{sessionID, limit}
 	if bridgeID != "" {
 		cond, args = `bridge_id = $3 AND session_id = $1`, append(args, bridgeID)
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+recordColumns+` FROM (SELECT * FROM decisions
+	rows, err := queryPlanned(ctx, s.pool, `SELECT `+recordColumns+` FROM (SELECT * FROM decisions
 		WHERE `+cond+` ORDER BY created_at DESC, id LIMIT $2) AS newest
 		ORDER BY created_at, id`, args...)
 	if err != nil {

@@ -18,12 +18,21 @@ const migrationUnsettled = `CREATE INDEX decisions_unsettled ON decisions (bridg
 const unsettledQuery = `SELECT id FROM decisions WHERE bridge_id = $1 AND status <> 'open' AND delivered_at IS NULL`
 
 // loseOwnersQuery is LoseOwners' sweep: $1 the reason, $2 the time it
-// closes them at, $3 the cutoff (nanoseconds). The claimed half names the
-// condition of decisions_unsettled word for word (status <> 'open'), so
-// that the planner reads both halves from their partial indexes
-// (decisions_open and decisions_unsettled) however large the table.
+// closes them at, $3 the cutoff (nanoseconds). It takes the decisions of
+// every bridge that has no heartbeat since the cutoff: one whose row says
+// so, and one whose row is gone (retention deleted it while a bridge
+// suspended that long had no decision, and the bridge inserted one before
+// its next heartbeat registered it again), the latter only once the
+// decision itself is older than the cutoff (a bridge inserts its first
+// decisions while it registers). The claimed half names the condition of
+// decisions_unsettled word for word (status <> 'open'), so that the
+// planner reads both halves from their partial indexes (decisions_open and
+// decisions_unsettled) however large the table, and looks each one's
+// bridge up by its key.
 const loseOwnersQuery = `UPDATE decisions d SET status = 'cancelled', reason = $1, closed_at = $2,
 		answer_option = NULL, answer_text = NULL, answer_scope = ''
-	FROM bridges b WHERE b.id = d.bridge_id AND d.bridge_id <> '' AND b.heartbeat < $3 AND (d.status = 'open'
+	WHERE d.bridge_id <> '' AND (d.status = 'open'
 		OR (d.status <> 'open' AND d.delivered_at IS NULL AND d.status = 'answered' AND d.closed_at < $3))
+		AND NOT EXISTS (SELECT 1 FROM bridges b WHERE b.id = d.bridge_id AND b.heartbeat >= $3)
+		AND (d.created_at < $3 OR EXISTS (SELECT 1 FROM bridges b WHERE b.id = d.bridge_id))
 	RETURNING d.id`

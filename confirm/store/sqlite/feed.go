@@ -115,6 +115,10 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (store.PruneResult,
 		{nil, `DELETE FROM decision_notes WHERE decision_id IN (` + prunable + `)
 			OR NOT EXISTS (SELECT 1 FROM decisions d WHERE d.id = decision_notes.decision_id)`}, // also notes whose decision is gone
 		{&res.Decisions, `DELETE FROM decisions WHERE id IN (` + prunable + `)`},
+		// Bridges gone since ?1 with no decision left (a lookup each in
+		// an index of decisions by bridge).
+		{&res.Bridges, `DELETE FROM bridges WHERE heartbeat < ?1
+			AND NOT EXISTS (SELECT 1 FROM decisions d WHERE d.bridge_id = bridges.id)`},
 	}
 	for _, st := range steps {
 		r, err := tx.ExecContext(ctx, st.sql, b)

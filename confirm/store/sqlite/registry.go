@@ -30,10 +30,11 @@ func (s *Store) RegisterBridge(ctx context.Context, b store.Bridge) error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	_, err = s.w.ExecContext(ctx, `INSERT INTO bridges (id, name, host, agent, cwd, pid, started, heartbeat)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET name = excluded.name, host = excluded.host,
-		agent = excluded.agent, cwd = excluded.cwd, pid = excluded.pid, started = excluded.started, heartbeat = excluded.heartbeat`,
-		b.ID, b.Name, b.Host, string(argv), b.Cwd, b.PID, nanos(b.Started), nanos(b.Heartbeat))
+	_, err = s.w.ExecContext(ctx, `INSERT INTO bridges (id, name, host, agent, cwd, pid, started, heartbeat, stopped)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET name = excluded.name, host = excluded.host,
+		agent = excluded.agent, cwd = excluded.cwd, pid = excluded.pid, started = excluded.started, heartbeat = excluded.heartbeat,
+		stopped = excluded.stopped`,
+		b.ID, b.Name, b.Host, string(argv), b.Cwd, b.PID, nanos(b.Started), nanos(b.Heartbeat), stoppedNanos(b.Stopped))
 	if err != nil {
 		return fmt.Errorf("store register bridge: %w", err)
 	}
@@ -54,11 +55,41 @@ func (s *Store) Heartbeat(ctx context.Context, id string, at time.Time) error {
 	return nil
 }
 
+// StopBridge implements [store.Registry].
+func (s *Store) StopBridge(ctx context.Context, id string, at time.Time) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	res, err := s.w.ExecContext(ctx, `UPDATE bridges SET stopped = ?1, heartbeat = MAX(heartbeat, ?1) WHERE id = ?2`, nanos(at), id)
+	if err != nil {
+		return fmt.Errorf("store stop bridge: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return fmt.Errorf("store stop bridge: %w: bridge %s", store.ErrNotFound, id)
+	}
+	return nil
+}
+
+// stoppedNanos is the stopped column of t: 0 for the zero time (running).
+func stoppedNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return nanos(t)
+}
+
+// stoppedTime is the Stopped of the stopped column n.
+func stoppedTime(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return fromNanos(n)
+}
+
 // Bridges implements [store.Registry].
 func (s *Store) Bridges(ctx context.Context) ([]store.Bridge, error) {
 	out := []store.Bridge{}
 	err := s.read(func(q querier) error {
-		rows, err := q.QueryContext(ctx, `SELECT id, name, host, agent, cwd, pid, started, heartbeat FROM bridges ORDER BY started, id`)
+		rows, err := q.QueryContext(ctx, `SELECT id, name, host, agent, cwd, pid, started, heartbeat, stopped FROM bridges ORDER BY started, id`)
 		if err != nil {
 			return err
 		}
@@ -66,14 +97,14 @@ func (s *Store) Bridges(ctx context.Context) ([]store.Bridge, error) {
 		for rows.Next() {
 			var b store.Bridge
 			var argv string
-			var started, beat int64
-			if err := rows.Scan(&b.ID, &b.Name, &b.Host, &argv, &b.Cwd, &b.PID, &started, &beat); err != nil {
+			var started, beat, stopped int64
+			if err := rows.Scan(&b.ID, &b.Name, &b.Host, &argv, &b.Cwd, &b.PID, &started, &beat, &stopped); err != nil {
 				return err
 			}
 			if err := json.Unmarshal([]byte(argv), &b.Agent); err != nil {
 				return err
 			}
-			b.Started, b.Heartbeat = fromNanos(started), fromNanos(beat)
+			b.Started, b.Heartbeat, b.Stopped = fromNanos(started), fromNanos(beat), stoppedTime(stopped)
 			out = append(out, b)
 		}
 		return rows.Err()

@@ -54,9 +54,9 @@ func (s *Store) SessionsOf(ctx context.Context, sessionID string) ([]store.Sessi
 	return out, nil
 }
 
-// ListOf implements [store.Shared]. One bridge's decisions are read in
-// the order of decisions_by_bridge_session (sessions.go), so that its
-// newest ones (the session list's cwd) are a lookup whatever the session
+// ListOf implements [store.Shared]. One bridge's decisions are read from
+// decisions_by_bridge_session (sessions.go), newest first, so that the
+// newest (the session list's cwd) is a short read whatever the session
 // holds.
 func (s *Store) ListOf(ctx context.Context, bridgeID, sessionID string, limit int) ([]store.Record, error) {
 	var out []store.Record

@@ -189,6 +189,7 @@ var migrations = []string{
 	migrationAnswerScope, // answerscope.go
 	migrationUnsettled,   // unsettled.go
 	migrationSessions,    // sessions.go
+	migrationStopped,     // stopped.go
 }
 
 func (s *Store) migrate() error {

@@ -18,6 +18,7 @@ func RunRegistry(t *testing.T, newStore func(t *testing.T) store.Registry,
 	newPair func(t *testing.T) (store.Registry, store.Registry)) {
 	t.Run("RegisterReplacesByID", func(t *testing.T) { registerReplaces(t, newStore(t)) })
 	t.Run("HeartbeatNeverMovesBack", func(t *testing.T) { heartbeat(t, newStore(t)) })
+	t.Run("StopBridgeUntilRegisteredAgain", func(t *testing.T) { stopBridge(t, newStore(t)) })
 	if newPair != nil {
 		t.Run("BridgesOfBothInstances", func(t *testing.T) {
 			a, b := newPair(t)
@@ -93,5 +94,38 @@ func bridgesShared(t *testing.T, a, b store.Registry) {
 		if err != nil || len(got) != 2 || got[0].ID != "ba" || got[1].ID != "bb" {
 			t.Fatalf("bridges: %+v, err %v", got, err)
 		}
+	}
+}
+
+// stopBridge: StopBridge sets Stopped and moves Heartbeat to the stop
+// (never back); a registration of the same id clears Stopped; an unknown
+// id is ErrNotFound.
+func stopBridge(t *testing.T, r store.Registry) {
+	ctx := context.Background()
+	at := time.Now().UTC()
+	if err := r.RegisterBridge(ctx, bridgeAt("b1", at)); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RegisterBridge(ctx, bridgeAt("b2", at)); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.StopBridge(ctx, "b1", at.Add(5*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Bridges(ctx)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("bridges: %+v, %v", got, err)
+	}
+	if b1, b2 := got[0], got[1]; !b1.Stopped.Equal(at.Add(5*time.Second)) || !b1.Heartbeat.Equal(at.Add(5*time.Second)) || !b2.Stopped.IsZero() {
+		t.Fatalf("after b1 stopped: %+v and %+v; want b1 stopped (and its heartbeat) at %v, b2 running", b1, b2, at.Add(5*time.Second))
+	}
+	if err := r.StopBridge(ctx, "nope", at); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("stop of an unknown bridge: %v", err)
+	}
+	if err := r.RegisterBridge(ctx, bridgeAt("b1", at.Add(time.Minute))); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.Bridges(ctx); err != nil || len(got) != 2 || !got[0].Stopped.IsZero() || !got[1].Stopped.IsZero() {
+		t.Fatalf("after b1 registered again: %+v, %v; want neither stopped", got, err)
 	}
 }

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"slices"
 	"strconv"
@@ -32,6 +33,62 @@ func RunSharedStore(t *testing.T, newPair func(t *testing.T) (store.Shared, stor
 		a, b := newPair(t)
 		notesAndClaimPerson(t, a, b) // notes.go
 	})
+	t.Run("OwnerLostWithoutARegistryRow", func(t *testing.T) {
+		a, b := newPair(t)
+		ownerLostWithoutRow(t, a, b)
+	})
+	t.Run("PruneTakesBridgesGoneWithNoDecisionLeft", func(t *testing.T) {
+		a, b := newPair(t)
+		pruneBridges(t, a, b)
+	})
+}
+
+// pruneBridges: Prune deletes the registered bridges whose last heartbeat
+// is before its cutoff and that have no decision left, after deleting the
+// decisions it prunes; a bridge with a decision kept (open) or a recent
+// heartbeat stays. A heartbeat of a deleted bridge is ErrNotFound.
+func pruneBridges(t *testing.T, a, b store.Shared) {
+	p, ok := a.(store.Pruner)
+	if !ok {
+		t.Skip("the store does not prune")
+	}
+	ctx := context.Background()
+	now := time.Now().UTC()
+	old, cut := now.Add(-40*24*time.Hour), now.Add(-30*24*time.Hour)
+	for _, br := range []store.Bridge{bridgeAt("gone", old), bridgeAt("gone-pruned", old), bridgeAt("gone-open", old), bridgeAt("live", now)} {
+		if err := b.RegisterBridge(ctx, br); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// gone-pruned's only decision closed long ago: Prune deletes it, then
+	// the bridge. gone-open's is open: kept, and the bridge with it.
+	insert(t, a, bridgeRecord("d-pruned", "gone-pruned", "s", old))
+	if won, err := a.Claim(ctx, "d-pruned", store.Transition{Status: store.StatusAnswered, Answer: &store.Answer{OptionID: "allow"},
+		By: "h", Reason: store.ReasonAnswered, At: old, Event: store.Event{Seq: 2, At: old, Type: store.EventAnswered, Host: "h"}}); err != nil || !won {
+		t.Fatalf("claim: %v %v", won, err)
+	}
+	insert(t, a, bridgeRecord("d-open", "gone-open", "s", old))
+	res, err := p.Prune(ctx, cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Bridges != 2 || res.Decisions != 1 {
+		t.Errorf("prune result %+v, want 1 decision and 2 bridges", res)
+	}
+	got, err := b.Bridges(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, br := range got {
+		ids = append(ids, br.ID)
+	}
+	if !reflect.DeepEqual(ids, []string{"gone-open", "live"}) {
+		t.Errorf("bridges after prune: %v, want gone-open and live", ids)
+	}
+	if err := b.Heartbeat(ctx, "gone", now); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("heartbeat of a pruned bridge: %v, want ErrNotFound", err)
+	}
 }
 
 func bridgeRecord(id, bridge, session string, at time.Time) store.Record {
@@ -254,5 +311,34 @@ func drain(c chan struct{}) {
 	select {
 	case <-c:
 	default:
+	}
+}
+
+// ownerLostWithoutRow: the decisions of a bridge with no registry row (its
+// row was pruned; it inserted them before its next heartbeat registered it
+// again, then died) are swept as a gone bridge's are, once they are older
+// than the cutoff: the open one and the claimed, undelivered one; one
+// newer than the cutoff (a bridge inserting while it registers) is not.
+func ownerLostWithoutRow(t *testing.T, a, b store.Shared) {
+	ctx := context.Background()
+	now := time.Now().UTC()
+	old := now.Add(-time.Minute)
+	insert(t, a, bridgeRecord("ghost-open", "ghost", "s", old))
+	insert(t, a, bridgeRecord("ghost-claimed", "ghost", "s", old))
+	if won, err := b.Claim(ctx, "ghost-claimed", store.Transition{Status: store.StatusAnswered, Answer: &store.Answer{OptionID: "allow"},
+		By: "h@inbox", Reason: store.ReasonAnswered, At: old}); err != nil || !won {
+		t.Fatalf("claim: won %v, err %v", won, err)
+	}
+	insert(t, a, bridgeRecord("new-open", "starting", "s", now))
+	ids, err := b.LoseOwners(ctx, now.Add(-10*time.Second), now, nil)
+	slices.Sort(ids)
+	if err != nil || !reflect.DeepEqual(ids, []string{"ghost-claimed", "ghost-open"}) {
+		t.Fatalf("lose owners: %v %v, want [ghost-claimed ghost-open]", ids, err)
+	}
+	for id, want := range map[string]store.Status{"ghost-open": store.StatusCancelled, "ghost-claimed": store.StatusCancelled, "new-open": store.StatusOpen} {
+		got, err := a.Get(ctx, id)
+		if err != nil || got.Status != want || (want == store.StatusCancelled && (got.Reason != store.ReasonOwnerLost || got.Answer != nil)) {
+			t.Errorf("%s after the sweep: %s %s answer %+v (%v), want %s", id, got.Status, got.Reason, got.Answer, err, want)
+		}
 	}
 }
