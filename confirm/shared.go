@@ -163,7 +163,8 @@ func (b *Broker) sharedStore() store.Shared {
 // against this broker's own offer and snapshot (revalidation as for a
 // local answer; stale fails closed) and then delivered to the agent, and
 // every local host's copy is withdrawn. It returns nil when ctx ends, an
-// error when the store is not shared or the registration fails.
+// error when the store is not shared. A registration the store refuses is
+// logged and tried again at each heartbeat.
 func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 	sh := b.sharedStore()
 	if sh == nil {
@@ -176,14 +177,24 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 		opts.Lease = defaultLease
 	}
 	b.shared.lease.Store(int64(opts.Lease))
-	if opts.Bridge.ID != "" {
+	// register stores this bridge's row; until it succeeds each heartbeat
+	// tries again (a store that refused it at start, for a moment), so
+	// that the bridge is not left without a row, which the lost-owner
+	// sweep takes for a gone bridge.
+	registered := opts.Bridge.ID == ""
+	register := func() {
 		if err := sh.RegisterBridge(ctx, opts.Bridge); err != nil {
-			return fmt.Errorf("run shared: %w", err)
+			if ctx.Err() == nil {
+				b.log.Warn("confirm: cannot register this bridge in the shared store; trying again at each heartbeat", "bridge", opts.Bridge.ID, "err", err)
+			}
+			return
 		}
+		registered = true
 		if opts.Registered != nil {
 			opts.Registered()
 		}
 	}
+	register()
 	w := newWakeups()
 	var wg sync.WaitGroup
 	// Settles run on goroutines kept for a second after each (their
@@ -241,7 +252,13 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 			return nil
 		case <-t.C:
 			began := time.Now()
-			b.beat(ctx, sh, opts)
+			o := opts
+			if !registered {
+				if register(); !registered {
+					o.Bridge.ID = "" // no row to heartbeat yet
+				}
+			}
+			b.beat(ctx, sh, o)
 			w.add(b, "", nil) // a missed notification is settled within a heartbeat
 			// The next beat comes beatWait after this one began, not after
 			// it ended: a slow beat (a store that waits for a lock) does
