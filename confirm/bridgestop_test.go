@@ -69,4 +69,16 @@ func TestACleanlyStoppedBridgeIsNotLiveAtOnce(t *testing.T) {
 	if got := live(); got["A"] || !got["B"] {
 		t.Fatalf("bridges of sess-1 after A stopped: %v, want A not live and B live", got)
 	}
+	// The session list (no route to choose) reads the set of live bridges
+	// once it is a second old: then A is not live there either.
+	confirm.ExpireLiveBridges(c)
+	all, err := c.AllSessions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range all {
+		if s.Bridge != nil && s.Bridge.Live != (s.Bridge.ID == "B" || s.Bridge.ID == "C") {
+			t.Errorf("session %s of bridge %s listed live=%v after A stopped", s.SessionID, s.Bridge.ID, s.Bridge.Live)
+		}
+	}
 }

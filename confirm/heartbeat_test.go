@@ -2,6 +2,7 @@ package confirm_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -138,6 +139,64 @@ func TestABridgeWhoseRowWasPrunedRegistersAgain(t *testing.T) {
 		}
 		if a := got[0]; a.ID != "A" || a.Name != "name-A" || !a.Started.Equal(started.UTC()) || !a.Heartbeat.After(pruned) {
 			t.Fatalf("registered again as %+v; want A, name-A, started %v, a heartbeat after %v", a, started, pruned)
+		}
+	})
+}
+
+// refusesFirstRegistration is a bridge's own store that refuses its first
+// registration, as a store does for a moment (a failover, a full disk).
+type refusesFirstRegistration struct {
+	*sqlite.Store
+	refused bool
+}
+
+func (r *refusesFirstRegistration) RegisterBridge(ctx context.Context, b store.Bridge) error {
+	if !r.refused {
+		r.refused = true
+		return errors.New("the store refused it for a moment")
+	}
+	return r.Store.RegisterBridge(ctx, b)
+}
+
+// TestARefusedRegistrationIsTriedAgain: a bridge whose registration the
+// store refuses at start keeps running and registers at its next
+// heartbeat (Registered is called then), instead of running without a
+// row, which the lost-owner sweep takes for a gone bridge.
+func TestARefusedRegistrationIsTriedAgain(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	synctest.Test(t, func(t *testing.T) {
+		s, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		own := &refusesFirstRegistration{Store: s}
+		ctx, cancel := context.WithCancel(context.Background())
+		b := newBroker(t, confirm.Options{Store: own, BridgeID: "A"})
+		registered := make(chan struct{})
+		done := make(chan error, 1)
+		go func() {
+			done <- b.RunShared(ctx, confirm.SharedOptions{Heartbeat: time.Second,
+				Bridge:     store.Bridge{ID: "A", Name: "name-A", Started: time.Now(), Heartbeat: time.Now()},
+				Registered: func() { close(registered) }})
+		}()
+		synctest.Wait()
+		if got, err := s.Bridges(context.Background()); err != nil || len(got) != 0 || !own.refused {
+			t.Fatalf("bridges after the refused registration: %+v, %v", got, err)
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("RunShared returned after the refused registration: %v", err)
+		default:
+		}
+		time.Sleep(time.Second) // one period: at least one beat
+		<-registered
+		if got, err := s.Bridges(context.Background()); err != nil || len(got) != 1 || got[0].Name != "name-A" {
+			t.Fatalf("bridges a heartbeat later: %+v, %v; want A", got, err)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
 		}
 	})
 }

@@ -27,8 +27,9 @@ type BridgeRef struct {
 	Cwd   string   `json:"cwd"`
 	// Live: the bridge is this one, or it has not stopped (RunShared
 	// records a clean stop) and its latest heartbeat is within the lease
-	// ([SharedOptions].Lease); a bridge that is not live has stopped or
-	// died, and its open decisions end owner_lost.
+	// ([SharedOptions].Lease), as the registry said at most a second
+	// before; a bridge that is not live has stopped or died, and its open
+	// decisions end owner_lost.
 	Live bool `json:"live"`
 }
 
@@ -64,9 +65,14 @@ type SharedOptions struct {
 // answers waiting for their owner. It has its own lock.
 type sharedState struct {
 	lease   atomic.Int64 // SharedOptions.Lease in nanoseconds, once RunShared started; 0: defaultLease
-	mu      sync.Mutex   // guards bridges, fetched, waiting, unstored, cwds
+	mu      sync.Mutex   // guards bridges, fetched, live, liveAt, waiting, unstored, cwds
 	bridges map[string]store.Bridge
 	fetched time.Time
+	// live holds the ids of the live bridges (store.Registry
+	// LiveBridges), read at liveAt: at most liveMaxAge old when a
+	// BridgeRef is made.
+	live    map[string]bool
+	liveAt  time.Time
 	waiting map[string][]chan struct{} // by decision id: closed at its next change
 	reads   settleReads                // claims awaiting their owner, on a store.SettledReader (settlepoll.go)
 	// unstored holds, by decision id, the closings the store refused
@@ -163,7 +169,8 @@ func (b *Broker) sharedStore() store.Shared {
 // against this broker's own offer and snapshot (revalidation as for a
 // local answer; stale fails closed) and then delivered to the agent, and
 // every local host's copy is withdrawn. It returns nil when ctx ends, an
-// error when the store is not shared or the registration fails.
+// error when the store is not shared. A registration the store refuses is
+// logged and tried again at each heartbeat.
 func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 	sh := b.sharedStore()
 	if sh == nil {
@@ -176,14 +183,24 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 		opts.Lease = defaultLease
 	}
 	b.shared.lease.Store(int64(opts.Lease))
-	if opts.Bridge.ID != "" {
+	// register stores this bridge's row; until it succeeds each heartbeat
+	// tries again (a store that refused it at start, for a moment), so
+	// that the bridge is not left without a row, which the lost-owner
+	// sweep takes for a gone bridge.
+	registered := opts.Bridge.ID == ""
+	register := func() {
 		if err := sh.RegisterBridge(ctx, opts.Bridge); err != nil {
-			return fmt.Errorf("run shared: %w", err)
+			if ctx.Err() == nil {
+				b.log.Warn("confirm: cannot register this bridge in the shared store; trying again at each heartbeat", "bridge", opts.Bridge.ID, "err", err)
+			}
+			return
 		}
+		registered = true
 		if opts.Registered != nil {
 			opts.Registered()
 		}
 	}
+	register()
 	w := newWakeups()
 	var wg sync.WaitGroup
 	// Settles run on goroutines kept for a second after each (their
@@ -241,7 +258,13 @@ func (b *Broker) RunShared(ctx context.Context, opts SharedOptions) error {
 			return nil
 		case <-t.C:
 			began := time.Now()
-			b.beat(ctx, sh, opts)
+			o := opts
+			if !registered {
+				if register(); !registered {
+					o.Bridge.ID = "" // no row to heartbeat yet
+				}
+			}
+			b.beat(ctx, sh, o)
 			w.add(b, "", nil) // a missed notification is settled within a heartbeat
 			// The next beat comes beatWait after this one began, not after
 			// it ended: a slow beat (a store that waits for a lock) does
@@ -645,9 +668,18 @@ func (b *Broker) listStored(ctx context.Context, sessionID string) ([]store.Reco
 	return b.store.List(ctx, sessionID, maxListed)
 }
 
-// bridgeRef returns the registry row of bridge id as a [BridgeRef]: from a
-// cache refreshed when it misses id (at most once a second) or is older
-// than 5 seconds. Nil when the store is not shared or id is unknown.
+// liveMaxAge bounds how old the set of live bridges behind a
+// [BridgeRef].Live may be: a bridge that stopped reads as not live within
+// it everywhere (and at once where a route must choose: SessionBridges).
+const liveMaxAge = time.Second
+
+// bridgeRef returns the registry row of bridge id as a [BridgeRef]: its
+// name and the rest from a cache of the whole registry refreshed when it
+// misses id (at most once a second) or is older than 30 seconds; whether
+// it is live from the set of live bridges, read again when older than
+// liveMaxAge (one small read: the ids of the bridges heartbeating and not
+// stopped). Nil when the store is not shared; an unknown id gets its id
+// only.
 func (b *Broker) bridgeRef(ctx context.Context, id string) *BridgeRef {
 	sh := b.sharedStore()
 	if sh == nil || id == "" {
@@ -657,7 +689,7 @@ func (b *Broker) bridgeRef(ctx context.Context, id string) *BridgeRef {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	br, ok := c.bridges[id]
-	if age := time.Since(c.fetched); (!ok && age > time.Second) || age > 5*time.Second {
+	if age := time.Since(c.fetched); (!ok && age > time.Second) || age > 30*time.Second {
 		if all, err := sh.Bridges(ctx); err == nil {
 			c.bridges, c.fetched = make(map[string]store.Bridge, len(all)), time.Now()
 			for _, x := range all {
@@ -666,15 +698,22 @@ func (b *Broker) bridgeRef(ctx context.Context, id string) *BridgeRef {
 			br, ok = c.bridges[id]
 		}
 	}
+	if time.Since(c.liveAt) > liveMaxAge {
+		if ids, err := sh.LiveBridges(ctx, time.Now().Add(-c.leaseOrDefault())); err == nil {
+			c.live, c.liveAt = make(map[string]bool, len(ids)), time.Now()
+			for _, x := range ids {
+				c.live[x] = true
+			}
+		}
+	}
+	live := id == b.opts.BridgeID || c.live[id]
 	if !ok {
-		return &BridgeRef{ID: id, Agent: []string{}, Live: id == b.opts.BridgeID}
+		return &BridgeRef{ID: id, Agent: []string{}, Live: live}
 	}
 	agent := br.Agent
 	if agent == nil {
 		agent = []string{}
 	}
-	lease := c.leaseOrDefault()
-	live := br.ID == b.opts.BridgeID || (br.Stopped.IsZero() && time.Since(br.Heartbeat) < lease)
 	return &BridgeRef{ID: br.ID, Name: br.Name, Host: br.Host, Agent: agent, Cwd: br.Cwd, Live: live}
 }
 
@@ -803,9 +842,9 @@ func bridgeID(s SessionView) string {
 
 // SessionBridges returns the bridges that have a session sessionID: this
 // bridge when it knows the session, and every bridge with stored decisions
-// of it. When several of them read as live, the registry is read again
-// first (not up to 5s old): one may have just stopped. Without a shared
-// store it is nil.
+// of it. When there are several, the registry is read again first (not
+// up to a second old): one may have just stopped or registered. Without a
+// shared store it is nil.
 func (b *Broker) SessionBridges(ctx context.Context, sessionID string) ([]BridgeRef, error) {
 	sh := b.sharedStore()
 	if sh == nil {
@@ -815,7 +854,7 @@ func (b *Broker) SessionBridges(ctx context.Context, sessionID string) ([]Bridge
 	if err != nil {
 		return nil, err
 	}
-	refs := func() (out []BridgeRef, live int) {
+	refs := func() (out []BridgeRef) {
 		seen := map[string]bool{}
 		if b.opts.BridgeID != "" && b.HasSession(sessionID) {
 			out = append(out, *b.bridgeRef(ctx, b.opts.BridgeID))
@@ -829,22 +868,18 @@ func (b *Broker) SessionBridges(ctx context.Context, sessionID string) ([]Bridge
 				}
 			}
 		}
-		for _, r := range out {
-			if r.Live {
-				live++
-			}
-		}
-		return out, live
+		return out
 	}
-	out, live := refs()
-	if live > 1 {
-		// Ambiguous by the registry as read up to 5s ago: read it again
-		// before a route refuses with 409 (one of them may have just
-		// stopped, as a bridge restarted on a session does).
+	out := refs()
+	if len(out) > 1 {
+		// A route must choose among them by liveness: read the registry
+		// again rather than trust a copy up to a second old (one of them
+		// may have just stopped, and another just registered, as a bridge
+		// restarted on a session does).
 		b.shared.mu.Lock()
-		b.shared.fetched = time.Time{}
+		b.shared.fetched, b.shared.liveAt = time.Time{}, time.Time{}
 		b.shared.mu.Unlock()
-		out, _ = refs()
+		out = refs()
 	}
 	return out, nil
 }

@@ -41,4 +41,8 @@ type Registry interface {
 	// Bridges returns every registered bridge, by Started then ID; none is
 	// an empty result, not an error.
 	Bridges(ctx context.Context) ([]Bridge, error)
+	// LiveBridges returns the ids of the bridges that have not stopped and
+	// whose Heartbeat is since or later, in any order: what tells which
+	// bridges are live, read without the rest of every row.
+	LiveBridges(ctx context.Context, since time.Time) ([]string, error)
 }

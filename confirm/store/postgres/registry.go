@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/acpmux/acpmux/confirm/store"
 )
 
@@ -68,6 +70,19 @@ func stoppedTime(n int64) time.Time {
 		return time.Time{}
 	}
 	return fromNanos(n)
+}
+
+// LiveBridges implements [store.Registry].
+func (s *Store) LiveBridges(ctx context.Context, since time.Time) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id FROM bridges WHERE stopped = 0 AND heartbeat >= $1`, nanos(since))
+	if err != nil {
+		return nil, fmt.Errorf("store live bridges: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("store live bridges: %w", err)
+	}
+	return ids, nil
 }
 
 // Bridges implements [store.Registry].

@@ -85,6 +85,30 @@ func stoppedTime(n int64) time.Time {
 	return fromNanos(n)
 }
 
+// LiveBridges implements [store.Registry].
+func (s *Store) LiveBridges(ctx context.Context, since time.Time) ([]string, error) {
+	var ids []string
+	err := s.read(func(q querier) error {
+		rows, err := q.QueryContext(ctx, `SELECT id FROM bridges WHERE stopped = 0 AND heartbeat >= ?`, nanos(since))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store live bridges: %w", err)
+	}
+	return ids, nil
+}
+
 // Bridges implements [store.Registry].
 func (s *Store) Bridges(ctx context.Context) ([]store.Bridge, error) {
 	out := []store.Bridge{}

@@ -98,8 +98,9 @@ func bridgesShared(t *testing.T, a, b store.Registry) {
 }
 
 // stopBridge: StopBridge sets Stopped and moves Heartbeat to the stop
-// (never back); a registration of the same id clears Stopped; an unknown
-// id is ErrNotFound.
+// (never back); LiveBridges leaves a stopped bridge out, and one whose
+// heartbeat is older than its since; a registration of the same id clears
+// Stopped; an unknown id is ErrNotFound.
 func stopBridge(t *testing.T, r store.Registry) {
 	ctx := context.Background()
 	at := time.Now().UTC()
@@ -118,6 +119,13 @@ func stopBridge(t *testing.T, r store.Registry) {
 	}
 	if b1, b2 := got[0], got[1]; !b1.Stopped.Equal(at.Add(5*time.Second)) || !b1.Heartbeat.Equal(at.Add(5*time.Second)) || !b2.Stopped.IsZero() {
 		t.Fatalf("after b1 stopped: %+v and %+v; want b1 stopped (and its heartbeat) at %v, b2 running", b1, b2, at.Add(5*time.Second))
+	}
+	live, err := r.LiveBridges(ctx, at)
+	if err != nil || !reflect.DeepEqual(live, []string{"b2"}) {
+		t.Fatalf("live bridges since %v: %v, %v; want b2 (b1 stopped)", at, live, err)
+	}
+	if live, err := r.LiveBridges(ctx, at.Add(time.Second)); err != nil || len(live) != 0 {
+		t.Fatalf("live bridges since a second after b2's heartbeat: %v, %v; want none", live, err)
 	}
 	if err := r.StopBridge(ctx, "nope", at); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("stop of an unknown bridge: %v", err)
