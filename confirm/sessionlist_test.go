@@ -11,9 +11,10 @@ import (
 
 // TestSessionListReadsOnlySessionsThatMoved: another bridge's session is
 // listed with the working directory of its newest stored decision, which
-// AllSessions reads (ListOf) only for a session with a decision newer than
-// the previous list saw: a page asking every second reads one index scan,
-// not every session's newest decision at every ask.
+// AllSessions reads only for a session with a decision newer than the
+// previous list saw (several in one NewestOf, one with ListOf): a page
+// asking every second reads one index scan, not every session's newest
+// decision at every ask.
 func TestSessionListReadsOnlySessionsThatMoved(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
 	a := sharedBroker(t, path, "A", confirm.Options{}) // shared_test.go
@@ -62,6 +63,9 @@ func TestSessionListReadsOnlySessionsThatMoved(t *testing.T) {
 		}
 	}
 	list(2, map[string]string{"sess-1": "/repo1", "sess-2": "/repo2"})
+	if n := hook.batches.Load(); n != 1 {
+		t.Fatalf("%d NewestOf calls for the first list of 2 sessions, want 1", n)
+	}
 	list(2, map[string]string{"sess-1": "/repo1", "sess-2": "/repo2"}) // nothing moved: nothing read
 	askIn("sess-2", "k3", "/repo2/sub")
 	list(3, map[string]string{"sess-1": "/repo1", "sess-2": "/repo2/sub"}) // only sess-2's newest

@@ -772,6 +772,7 @@ func (b *Broker) AllSessions(ctx context.Context) ([]SessionView, error) {
 	known := b.shared.cwds
 	b.shared.mu.Unlock()
 	cwds := make(map[sessionKey]storedCwdOf, len(rows))
+	newest := b.newestOfMoved(ctx, sh, rows, known) // nil: read each below
 	mine := map[string]bool{}
 	out := make([]SessionView, 0, len(own)+len(rows))
 	for _, s := range own {
@@ -791,7 +792,11 @@ func (b *Broker) AllSessions(ctx context.Context) ([]SessionView, error) {
 		c, ok := known[k]
 		if !ok || !c.last.Equal(r.LastActivity) {
 			c = storedCwdOf{last: r.LastActivity}
-			c.cwd, ok = storedCwd(ctx, sh, r)
+			if newest != nil {
+				c.cwd, ok = cwdOf(newest[store.SessionPair{BridgeID: r.BridgeID, SessionID: r.SessionID}]), true
+			} else {
+				c.cwd, ok = storedCwd(ctx, sh, r)
+			}
 		}
 		if ok { // a read that failed is tried again at the next list
 			cwds[k] = c
@@ -816,6 +821,47 @@ func (b *Broker) AllSessions(ctx context.Context) ([]SessionView, error) {
 	return out, nil
 }
 
+// newestOfMoved reads, in one query of a [store.NewestReader], the newest
+// decision of each other bridge's session in rows whose newest decision's
+// time differs from what known holds; nil when there are fewer than two
+// (or this bridge's own only), the store cannot, or the read failed
+// (AllSessions then reads each: storedCwd).
+func (b *Broker) newestOfMoved(ctx context.Context, sh store.Shared, rows []store.SessionRow, known map[sessionKey]storedCwdOf) map[store.SessionPair]store.Record {
+	nr, ok := sh.(store.NewestReader)
+	if !ok {
+		return nil
+	}
+	var pairs []store.SessionPair
+	for _, r := range rows {
+		if r.BridgeID == b.opts.BridgeID {
+			continue // this bridge's own: listed from memory
+		}
+		if c, ok := known[sessionKey{r.BridgeID, r.SessionID}]; !ok || !c.last.Equal(r.LastActivity) {
+			pairs = append(pairs, store.SessionPair{BridgeID: r.BridgeID, SessionID: r.SessionID})
+		}
+	}
+	if len(pairs) < 2 {
+		return nil
+	}
+	out, err := nr.NewestOf(ctx, pairs)
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// cwdOf is the working directory rec was asked in ("" for none: a zero
+// record, or a snapshot that does not decode).
+func cwdOf(rec store.Record) string {
+	if rec.ID == "" {
+		return ""
+	}
+	if snap, err := snapshotOf(rec); err == nil {
+		return snap.Cwd
+	}
+	return ""
+}
+
 // storedCwd is the working directory of another bridge's session r: the
 // one its newest stored decision was asked in, "" when that decision names
 // none, has a snapshot that does not decode, or is gone (AllSessions then
@@ -826,9 +872,7 @@ func storedCwd(ctx context.Context, sh store.Shared, r store.SessionRow) (cwd st
 		return "", false
 	}
 	if len(recs) == 1 {
-		if snap, err := snapshotOf(recs[0]); err == nil {
-			return snap.Cwd, true
-		}
+		return cwdOf(recs[0]), true
 	}
 	return "", true
 }

@@ -233,9 +233,22 @@ type readHook struct {
 	read      chan store.Record
 	claimed   chan struct{}
 	claimHook func()
-	lists     atomic.Int64  // ListOf calls
-	listed    chan struct{} // when not nil, each ListOf call sends on it first
-	hold      chan struct{} // when not nil, each ListOf call then waits for it to close
+	lists     atomic.Int64  // sessions read by ListOf and NewestOf calls
+	batches   atomic.Int64  // NewestOf calls
+	listed    chan struct{} // when not nil, each ListOf or NewestOf call sends on it first
+	hold      chan struct{} // when not nil, each ListOf or NewestOf call then waits for it to close
+}
+
+func (h *readHook) NewestOf(ctx context.Context, pairs []store.SessionPair) (map[store.SessionPair]store.Record, error) {
+	h.lists.Add(int64(len(pairs)))
+	h.batches.Add(1)
+	if h.listed != nil {
+		h.listed <- struct{}{}
+	}
+	if h.hold != nil {
+		<-h.hold
+	}
+	return h.Store.NewestOf(ctx, pairs)
 }
 
 func (h *readHook) ListOf(ctx context.Context, bridgeID, sessionID string, limit int) ([]store.Record, error) {

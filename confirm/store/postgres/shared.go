@@ -70,6 +70,39 @@ func (s *Store) ListOf(ctx context.Context, bridgeID, sessionID string, limit in
 	return out, rows.Err()
 }
 
+// NewestOf implements [store.NewestReader]: one query, a lookup in
+// decisions_by_bridge_session per pair, planned at each run.
+func (s *Store) NewestOf(ctx context.Context, pairs []store.SessionPair) (map[store.SessionPair]store.Record, error) {
+	out := make(map[store.SessionPair]store.Record, len(pairs))
+	if len(pairs) == 0 {
+		return out, nil
+	}
+	bridges, sessions := make([]string, len(pairs)), make([]string, len(pairs))
+	for i, p := range pairs {
+		bridges[i], sessions[i] = p.BridgeID, p.SessionID
+	}
+	rows, err := queryPlanned(ctx, s.pool, `SELECT `+recordColumns+` FROM unnest($1::text[], $2::text[]) AS k(k_bridge, k_session)
+		CROSS JOIN LATERAL (SELECT * FROM decisions WHERE bridge_id = k.k_bridge AND session_id = k.k_session
+			ORDER BY created_at DESC, id LIMIT 1) AS newest`, bridges, sessions) // readgroup.go
+	if err != nil {
+		return nil, fmt.Errorf("store newest: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store newest: %w", err)
+		}
+		out[store.SessionPair{BridgeID: r.BridgeID, SessionID: r.SessionID}] = r
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store newest: %w", err)
+	}
+	return out, nil
+}
+
+var _ store.NewestReader = (*Store)(nil)
+
 // Unsettled implements [store.Shared].
 func (s *Store) Unsettled(ctx context.Context, bridgeID string) ([]string, error) {
 	return unsettled(ctx, s.pool, bridgeID)

@@ -89,6 +89,42 @@ func (s *Store) ListOf(ctx context.Context, bridgeID, sessionID string, limit in
 	return out, nil
 }
 
+// NewestOf implements [store.NewestReader]: a lookup in
+// decisions_by_bridge_session per pair (a file has no round trips to
+// save).
+func (s *Store) NewestOf(ctx context.Context, pairs []store.SessionPair) (map[store.SessionPair]store.Record, error) {
+	out := make(map[store.SessionPair]store.Record, len(pairs))
+	err := s.read(func(q querier) error {
+		for _, p := range pairs {
+			rows, err := q.QueryContext(ctx, `SELECT `+recordColumns+` FROM decisions
+				WHERE bridge_id = ?1 AND session_id = ?2 ORDER BY created_at DESC, id LIMIT 1`, p.BridgeID, p.SessionID)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				r, err := scanRecord(rows)
+				if err != nil {
+					rows.Close()
+					return err
+				}
+				out[p] = r
+			}
+			err = rows.Err()
+			rows.Close()
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store newest: %w", err)
+	}
+	return out, nil
+}
+
+var _ store.NewestReader = (*Store)(nil)
+
 // Unsettled implements [store.Shared].
 func (s *Store) Unsettled(ctx context.Context, bridgeID string) ([]string, error) {
 	var ids []string

@@ -117,6 +117,21 @@ func sessionsKeyedByBridge(t *testing.T, a, b store.Shared) {
 	if !reflect.DeepEqual(rows, want) {
 		t.Fatalf("sessions\n got %+v\nwant %+v", rows, want)
 	}
+	// NewestOf: each pair's newest decision, as ListOf(bridge, session, 1);
+	// a pair without decisions left out.
+	if nr, ok := b.(store.NewestReader); ok {
+		got, err := nr.NewestOf(ctx, []store.SessionPair{{BridgeID: "A", SessionID: "sess-1"}, {BridgeID: "B", SessionID: "sess-1"}, {BridgeID: "A", SessionID: "nope"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := map[store.SessionPair]string{}
+		for k, r := range got {
+			ids[k] = r.ID
+		}
+		if want := map[store.SessionPair]string{{BridgeID: "A", SessionID: "sess-1"}: "a2", {BridgeID: "B", SessionID: "sess-1"}: "b1"}; !reflect.DeepEqual(ids, want) {
+			t.Fatalf("NewestOf: %v, want %v", ids, want)
+		}
+	}
 	// One session's rows: only that session's, one per bridge that has it.
 	insert(t, a, bridgeRecord("a3", "A", "sess-2", at.Add(3*time.Millisecond)))
 	for sid, want := range map[string][]store.SessionRow{
